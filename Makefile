@@ -1,0 +1,44 @@
+# SPDX-License-Identifier: GPL-2.0
+#
+# Out-of-tree entry point. In a kernel tree, Kbuild and Kconfig are used
+# directly and this file is not read.
+#
+#   make                 build ipoib_ng.ko (and ipoib_ng_test.ko) against KDIR
+#   make check           everything CI runs: lint, builds, KUnit, VM tests
+#   make demo            two VMs with ipoib_ng, addresses and link info shown
+#   make vm-shell        two VMs, a shell on the first one
+#   make bench           benchmarks on the fast kernel (see README)
+
+CACHE ?= $(HOME)/.cache/ipoib_ng
+RUNNING_KDIR := /lib/modules/$(shell uname -r)/build
+ifeq ($(origin KDIR),undefined)
+KDIR := $(shell if [ -d $(RUNNING_KDIR) ]; then echo $(RUNNING_KDIR); \
+	else tests/vm/kernel.sh debug --path-only; fi)
+endif
+
+.PHONY: all modules clean check demo vm-shell bench kernel
+
+all: modules
+
+modules:
+	$(MAKE) -C $(KDIR) M=$(CURDIR) modules
+
+kernel:
+	tests/vm/kernel.sh debug
+
+clean:
+	$(MAKE) -C $(KDIR) M=$(CURDIR) clean 2>/dev/null || \
+		rm -rf *.o *.ko *.mod *.mod.c .*.cmd modules.order Module.symvers \
+		tests/kunit/*.o tests/kunit/.*.cmd
+
+check:
+	tests/check.sh
+
+demo:
+	tests/demo.sh
+
+vm-shell:
+	tests/vm-shell.sh
+
+bench:
+	tests/bench/bench.sh

@@ -1,0 +1,260 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Module entry points: module parameters and their validation, the IB
+ * client that creates one interface per usable port of every RDMA device,
+ * and routing of the devices' asynchronous events to those interfaces.
+ */
+#include <linux/ctype.h>
+#include <linux/log2.h>
+#include <linux/module.h>
+#include <linux/slab.h>
+#include <linux/string.h>
+#include <kunit/visibility.h>
+
+#include "ipoib.h"
+
+MODULE_AUTHOR("The ipoib_ng developers");
+MODULE_DESCRIPTION("IP over InfiniBand and RoCE (RFC 4391, RFC 4755)");
+MODULE_LICENSE("GPL");
+MODULE_VERSION(DRV_VERSION);
+
+struct workqueue_struct *ipng_wq;
+
+#define IPNG_RING_MIN		64
+#define IPNG_RING_MAX		8192
+
+static char ipng_ifname[IFNAMSIZ] = "ib%d";
+unsigned int ipng_send_queue_size = 256;
+unsigned int ipng_recv_queue_size = 512;
+
+/**
+ * ipng_ifname_template_valid() - check an interface name template
+ * @tmpl: template such as "ib%d"
+ *
+ * A template must fit in IFNAMSIZ once the number is filled in, contain
+ * exactly one "%d" and no other conversion, and none of the characters the
+ * kernel refuses in interface names.
+ *
+ * Return: true if @tmpl can name interfaces.
+ */
+bool ipng_ifname_template_valid(const char *tmpl)
+{
+	const char *p;
+	int conversions = 0;
+
+	if (!*tmpl || strlen(tmpl) >= IFNAMSIZ - 1)
+		return false;
+	for (p = tmpl; *p; p++) {
+		if (*p == '/' || *p == ':' || isspace(*p))
+			return false;
+		if (*p != '%')
+			continue;
+		if (p[1] != 'd')
+			return false;
+		conversions++;
+		p++;
+	}
+	return conversions == 1;
+}
+EXPORT_SYMBOL_IF_KUNIT(ipng_ifname_template_valid);
+
+/**
+ * ipng_ring_size_valid() - check a send or receive ring size
+ * @size: number of work requests
+ *
+ * Return: true for a power of two from 64 to 8192.
+ */
+bool ipng_ring_size_valid(unsigned int size)
+{
+	return size >= IPNG_RING_MIN && size <= IPNG_RING_MAX &&
+	       is_power_of_2(size);
+}
+EXPORT_SYMBOL_IF_KUNIT(ipng_ring_size_valid);
+
+static int ipng_param_set_ifname(const char *val, const struct kernel_param *kp)
+{
+	char tmpl[IFNAMSIZ];
+
+	if (strscpy(tmpl, val, sizeof(tmpl)) < 0)
+		return -EINVAL;
+	strim(tmpl);
+	if (!ipng_ifname_template_valid(tmpl)) {
+		pr_err("%s: ifname '%s' is not a valid template (one %%d, under %d characters)\n",
+		       DRV_NAME, val, IFNAMSIZ - 1);
+		return -EINVAL;
+	}
+	strscpy(kp->str->string, tmpl, kp->str->maxlen);
+	return 0;
+}
+
+static const struct kernel_param_ops ipng_ifname_ops = {
+	.set = ipng_param_set_ifname,
+	.get = param_get_string,
+};
+
+static struct kparam_string ipng_ifname_param = {
+	.maxlen = sizeof(ipng_ifname),
+	.string = ipng_ifname,
+};
+
+module_param_cb(ifname, &ipng_ifname_ops, &ipng_ifname_param, 0444);
+MODULE_PARM_DESC(ifname, "Interface name template, one %d (default ib%d)");
+
+static int ipng_param_set_ring(const char *val, const struct kernel_param *kp)
+{
+	unsigned int size;
+	int err;
+
+	err = kstrtouint(val, 0, &size);
+	if (err)
+		return err;
+	if (!ipng_ring_size_valid(size)) {
+		pr_err("%s: %s=%u: need a power of two from %u to %u\n",
+		       DRV_NAME, kp->name, size, IPNG_RING_MIN, IPNG_RING_MAX);
+		return -EINVAL;
+	}
+	*(unsigned int *)kp->arg = size;
+	return 0;
+}
+
+static const struct kernel_param_ops ipng_ring_ops = {
+	.set = ipng_param_set_ring,
+	.get = param_get_uint,
+};
+
+module_param_cb(send_queue_size, &ipng_ring_ops, &ipng_send_queue_size, 0444);
+MODULE_PARM_DESC(send_queue_size, "UD send ring entries, power of two 64-8192 (default 256)");
+module_param_cb(recv_queue_size, &ipng_ring_ops, &ipng_recv_queue_size, 0444);
+MODULE_PARM_DESC(recv_queue_size, "UD receive ring entries, power of two 64-8192 (default 512)");
+
+static struct ib_client ipng_client;
+
+static bool ipng_is_port_event(enum ib_event_type type)
+{
+	switch (type) {
+	case IB_EVENT_PORT_ACTIVE:
+	case IB_EVENT_PORT_ERR:
+	case IB_EVENT_GID_CHANGE:
+	case IB_EVENT_LID_CHANGE:
+	case IB_EVENT_PKEY_CHANGE:
+	case IB_EVENT_SM_CHANGE:
+	case IB_EVENT_CLIENT_REREGISTER:
+		return true;
+	default:
+		return false;
+	}
+}
+
+static void ipng_event(struct ib_event_handler *handler, struct ib_event *event)
+{
+	struct ipng_ca *ic = container_of(handler, struct ipng_ca,
+					  event_handler);
+	struct ipng_dev *ipd;
+
+	if (event->event == IB_EVENT_DEVICE_FATAL) {
+		list_for_each_entry(ipd, &ic->ports, list)
+			ipng_dev_port_event(ipd, IB_EVENT_PORT_ERR);
+		return;
+	}
+	if (!ipng_is_port_event(event->event))
+		return;
+	list_for_each_entry(ipd, &ic->ports, list)
+		if (ipd->port == event->element.port_num)
+			ipng_dev_port_event(ipd, event->event);
+}
+
+static void ipng_destroy_ports(struct ipng_ca *ic)
+{
+	struct ipng_dev *ipd, *tmp;
+
+	list_for_each_entry_safe(ipd, tmp, &ic->ports, list) {
+		list_del(&ipd->list);
+		ipng_dev_destroy(ipd);
+	}
+}
+
+static int ipng_add_one(struct ib_device *ca)
+{
+	struct ipng_dev *ipd;
+	struct ipng_ca *ic;
+	u32 port;
+
+	ic = kzalloc(sizeof(*ic), GFP_KERNEL);
+	if (!ic)
+		return -ENOMEM;
+	ic->ca = ca;
+	INIT_LIST_HEAD(&ic->ports);
+
+	rdma_for_each_port(ca, port) {
+		ipd = ipng_dev_create(ca, port, ipng_ifname);
+		if (!IS_ERR(ipd))
+			list_add_tail(&ipd->list, &ic->ports);
+	}
+	if (list_empty(&ic->ports)) {
+		kfree(ic);
+		return -EOPNOTSUPP;
+	}
+
+	INIT_IB_EVENT_HANDLER(&ic->event_handler, ca, ipng_event);
+	ib_register_event_handler(&ic->event_handler);
+	/* An event that came before the handler was registered is lost. */
+	list_for_each_entry(ipd, &ic->ports, list)
+		ipng_dev_port_event(ipd, IB_EVENT_PORT_ACTIVE);
+
+	ib_set_client_data(ca, &ipng_client, ic);
+	return 0;
+}
+
+static void ipng_remove_one(struct ib_device *ca, void *client_data)
+{
+	struct ipng_ca *ic = client_data;
+
+	ib_unregister_event_handler(&ic->event_handler);
+	ipng_destroy_ports(ic);
+	kfree(ic);
+}
+
+static struct ib_client ipng_client = {
+	.name	= DRV_NAME,
+	.add	= ipng_add_one,
+	.remove	= ipng_remove_one,
+};
+
+static int __init ipng_init(void)
+{
+	int err;
+
+	ipng_wq = alloc_ordered_workqueue("%s", WQ_MEM_RECLAIM, DRV_NAME);
+	if (!ipng_wq)
+		return -ENOMEM;
+
+	err = ipng_netlink_init();
+	if (err == -EEXIST) {
+		pr_err("%s: the rtnl link kind 'ipoib' is taken, most likely by ib_ipoib; unload it first (modprobe -r ib_ipoib)\n",
+		       DRV_NAME);
+		err = -EBUSY;
+	}
+	if (err)
+		goto err_wq;
+
+	err = ib_register_client(&ipng_client);
+	if (err)
+		goto err_netlink;
+	return 0;
+
+err_netlink:
+	ipng_netlink_exit();
+err_wq:
+	destroy_workqueue(ipng_wq);
+	return err;
+}
+
+static void __exit ipng_exit(void)
+{
+	ib_unregister_client(&ipng_client);
+	ipng_netlink_exit();
+	destroy_workqueue(ipng_wq);
+}
+
+module_init(ipng_init);
+module_exit(ipng_exit);

@@ -1,0 +1,270 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * The network device of one port: creation and teardown, net_device_ops,
+ * link address and broadcast address, and carrier tracking after port
+ * events.
+ */
+#include <linux/etherdevice.h>
+#include <linux/if_arp.h>
+#include <linux/rtnetlink.h>
+#include <rdma/ib_cache.h>
+
+#include "ipoib.h"
+
+static int ipng_open(struct net_device *ndev)
+{
+	struct ipng_dev *ipd = ipng_priv(ndev);
+	int err;
+
+	err = ipng_ib_open(ipd);
+	if (err)
+		return err;
+	set_bit(IPNG_F_OPEN, &ipd->flags);
+	netif_start_queue(ndev);
+	return 0;
+}
+
+static int ipng_stop(struct net_device *ndev)
+{
+	struct ipng_dev *ipd = ipng_priv(ndev);
+
+	netif_stop_queue(ndev);
+	if (test_and_clear_bit(IPNG_F_OPEN, &ipd->flags))
+		ipng_ib_stop(ipd);
+	return 0;
+}
+
+/*
+ * This release has no datagram path yet: every packet handed down is
+ * dropped and counted in tx_dropped, so the stack sees an honest link that
+ * carries nothing rather than one that pretends to send.
+ */
+static netdev_tx_t ipng_start_xmit(struct sk_buff *skb, struct net_device *ndev)
+{
+	dev_core_stats_tx_dropped_inc(ndev);
+	dev_kfree_skb_any(skb);
+	return NETDEV_TX_OK;
+}
+
+static const struct net_device_ops ipng_netdev_ops = {
+	.ndo_open		= ipng_open,
+	.ndo_stop		= ipng_stop,
+	.ndo_start_xmit		= ipng_start_xmit,
+};
+
+static void ipng_setup(struct net_device *ndev)
+{
+	ndev->netdev_ops	= &ipng_netdev_ops;
+	ndev->ethtool_ops	= &ipng_ethtool_ops;
+	ndev->rtnl_link_ops	= &ipng_link_ops;
+	ndev->type		= ARPHRD_INFINIBAND;
+	ndev->addr_len		= IPNG_ADDR_LEN;
+	ndev->hard_header_len	= IPNG_HLEN;
+	ndev->flags		= IFF_BROADCAST | IFF_MULTICAST;
+	ndev->min_mtu		= ETH_MIN_MTU;
+	ndev->max_mtu		= ib_mtu_enum_to_int(IB_MTU_2048) - IPNG_HLEN;
+	ndev->mtu		= ndev->max_mtu;
+	ndev->tx_queue_len	= ipng_send_queue_size * 2;
+}
+
+/* Compose the link address from the QPN and the current port GID. */
+static void ipng_build_dev_addr(struct ipng_dev *ipd, u8 *addr)
+{
+	union ib_gid gid = {};
+	int index = ipd->fabric->addr_gid_index(ipd);
+
+	if (rdma_query_gid(ipd->ca, ipd->port, index, &gid))
+		memset(&gid, 0, sizeof(gid));
+	ipng_addr_build(addr, 0, ipd->qp->qp_num, &gid);
+}
+
+/*
+ * A new limit clamps the MTU; an MTU that sat at the old limit follows the
+ * new one, so an interface left at its default keeps using the full path.
+ */
+static void ipng_set_max_mtu(struct net_device *ndev, int max)
+{
+	bool follow = ndev->mtu > max || ndev->mtu == ndev->max_mtu;
+
+	ndev->max_mtu = max;
+	if (!follow)
+		return;
+	if (ndev->reg_state == NETREG_REGISTERED)
+		dev_set_mtu(ndev, max);
+	else
+		ndev->mtu = max;
+}
+
+/*
+ * Carrier follows the port state. In datagram mode no packet may exceed the
+ * active IB MTU, so the MTU limit follows it too (an Ethernet MTU change
+ * under RoCE moves it).
+ */
+static void ipng_update_link(struct ipng_dev *ipd)
+{
+	struct net_device *ndev = ipd->ndev;
+	struct ib_port_attr attr;
+	bool up = false;
+	int mtu;
+
+	if (!ipng_ib_query_port(ipd, &attr)) {
+		up = attr.state == IB_PORT_ACTIVE;
+		mtu = ipng_ud_mtu(attr.active_mtu);
+		if (mtu > 0 && mtu != ndev->max_mtu)
+			ipng_set_max_mtu(ndev, mtu);
+	}
+	if (up && !netif_carrier_ok(ndev))
+		netif_carrier_on(ndev);
+	else if (!up && netif_carrier_ok(ndev))
+		netif_carrier_off(ndev);
+}
+
+/*
+ * Runs after any port event: a GID change moves the link address (RoCE
+ * GIDs follow the MAC), and the port state decides the carrier.
+ */
+static void ipng_port_work(struct work_struct *work)
+{
+	struct ipng_dev *ipd = container_of(work, struct ipng_dev, port_work);
+	struct net_device *ndev = ipd->ndev;
+	u8 addr[IPNG_ADDR_LEN];
+
+	rtnl_lock();
+	ipng_build_dev_addr(ipd, addr);
+	if (memcmp(addr, ndev->dev_addr, IPNG_ADDR_LEN)) {
+		dev_addr_set(ndev, addr);
+		call_netdevice_notifiers(NETDEV_CHANGEADDR, ndev);
+	}
+	ipng_update_link(ipd);
+	rtnl_unlock();
+}
+
+/**
+ * ipng_dev_port_event() - react to an asynchronous event of our port
+ * @ipd: interface
+ * @event: the event type
+ *
+ * Called from the device's event handler; defers the work to process
+ * context.
+ */
+void ipng_dev_port_event(struct ipng_dev *ipd, enum ib_event_type event)
+{
+	switch (event) {
+	case IB_EVENT_PORT_ACTIVE:
+	case IB_EVENT_PORT_ERR:
+	case IB_EVENT_GID_CHANGE:
+	case IB_EVENT_LID_CHANGE:
+	case IB_EVENT_PKEY_CHANGE:
+	case IB_EVENT_SM_CHANGE:
+	case IB_EVENT_CLIENT_REREGISTER:
+		if (!test_bit(IPNG_F_DYING, &ipd->flags))
+			queue_work(ipng_wq, &ipd->port_work);
+		break;
+	default:
+		break;
+	}
+}
+
+/* Read the P_Key of a fresh interface: the port's default, at index 0. */
+static int ipng_read_pkey(struct ipng_dev *ipd)
+{
+	u16 pkey;
+	int err;
+
+	err = ib_query_pkey(ipd->ca, ipd->port, 0, &pkey);
+	if (err)
+		return err;
+	if (!ipng_pkey_valid(pkey))
+		return -EINVAL;
+	ipd->pkey = pkey | IPNG_PKEY_FULL;
+	ipd->pkey_index = 0;
+	ipd->qkey = IPNG_DEFAULT_QKEY;
+	ipd->scope = IPNG_SCOPE_LINK;
+	return 0;
+}
+
+static void ipng_init_addresses(struct ipng_dev *ipd)
+{
+	struct net_device *ndev = ipd->ndev;
+	u8 addr[IPNG_ADDR_LEN];
+
+	ipng_build_dev_addr(ipd, addr);
+	dev_addr_set(ndev, addr);
+	ipng_broadcast_addr(ndev->broadcast, ipd->scope, ipd->pkey);
+}
+
+/**
+ * ipng_dev_create() - create and register the interface of one port
+ * @ca: RDMA device
+ * @port: port number
+ * @name_template: interface name template, e.g. "ib%d"
+ *
+ * Return: the registered interface, or an ERR_PTR: -EOPNOTSUPP for a port
+ * IPoIB cannot use, or the error that stopped creation (nothing leaks).
+ */
+struct ipng_dev *ipng_dev_create(struct ib_device *ca, u32 port,
+				 const char *name_template)
+{
+	const struct ipng_fabric_ops *fabric = ipng_fabric_for_port(ca, port);
+	struct net_device *ndev;
+	struct ipng_dev *ipd;
+	int err;
+
+	if (!fabric)
+		return ERR_PTR(-EOPNOTSUPP);
+	ndev = alloc_netdev(sizeof(*ipd), name_template, NET_NAME_ENUM,
+			    ipng_setup);
+	if (!ndev)
+		return ERR_PTR(-ENOMEM);
+	ipd = ipng_priv(ndev);
+	ipd->ndev = ndev;
+	ipd->ca = ca;
+	ipd->port = port;
+	ipd->fabric = fabric;
+	INIT_WORK(&ipd->port_work, ipng_port_work);
+	INIT_LIST_HEAD(&ipd->list);
+
+	err = ipng_read_pkey(ipd);
+	if (err)
+		goto err_free;
+	err = ipng_ib_init(ipd);
+	if (err)
+		goto err_free;
+	ipng_init_addresses(ipd);
+	SET_NETDEV_DEV(ndev, ca->dev.parent ?: &ca->dev);
+	ndev->dev_port = port - 1;
+	ipng_update_link(ipd);
+
+	err = register_netdev(ndev);
+	if (err)
+		goto err_ib;
+	netdev_info(ndev, "created on %s port %u (%s link layer, QPN 0x%06x)\n",
+		    dev_name(&ca->dev), port, fabric->name, ipd->qp->qp_num);
+	return ipd;
+
+err_ib:
+	ipng_ib_cleanup(ipd);
+err_free:
+	dev_err(&ca->dev, "%s: no interface on port %u: %d\n", DRV_NAME, port,
+		err);
+	free_netdev(ndev);
+	return ERR_PTR(err);
+}
+
+/**
+ * ipng_dev_destroy() - unregister and free an interface
+ * @ipd: interface; the device's event handler is already unregistered
+ *
+ * Order: no new port work, wait for queued work, unregister the netdev
+ * (which stops it), then destroy the verbs objects and free.
+ */
+void ipng_dev_destroy(struct ipng_dev *ipd)
+{
+	struct net_device *ndev = ipd->ndev;
+
+	set_bit(IPNG_F_DYING, &ipd->flags);
+	cancel_work_sync(&ipd->port_work);
+	unregister_netdev(ndev);
+	ipng_ib_cleanup(ipd);
+	free_netdev(ndev);
+}

@@ -1,0 +1,163 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# `make check`: every test of the project, as CI runs it (.ci/run).
+#
+#  1. install missing Debian packages (tests/deps.sh)
+#  2. build the debug test kernel if it is not cached (tests/vm/kernel.sh)
+#  3. checkpatch --strict on every source file: one test per file
+#  4. build the modules against the debug kernel with W=1 and sparse (C=2),
+#     and against Debian's stock 6.1 headers: any warning fails
+#  5. boot two VMs, run KUnit and the end-to-end suites (tests/e2e), parse
+#     every KTAP file with the kernel's kunit.py, scan the guest logs for
+#     BUG/WARNING/KASAN/lockdep/kmemleak reports
+#
+# Ends with "N passed, N failed"; exits non-zero on any failure.
+# Environment: IPNG_RESULTS (results folder, default results/check-<time>),
+# IPNG_SKIP_VM=1 (stop after step 4), IPNG_VM_TIMEOUT (seconds, default 1800).
+set -uo pipefail
+
+repo=$(cd "$(dirname "$0")/.." && pwd)
+cd "$repo" || exit 1
+results=${IPNG_RESULTS:-$repo/results/check-$(date +%Y%m%d-%H%M%S)}
+mkdir -p "$results"
+start=$SECONDS
+passed=0
+failed=0
+
+pass() { passed=$((passed + 1)); echo "PASS: $1"; }
+fail() { failed=$((failed + 1)); echo "FAIL: $1"; }
+step() { echo "=== $1 ($((SECONDS - start)) s)"; }
+
+finish() {
+	echo "=== done in $((SECONDS - start)) s; results in $results"
+	echo "$passed passed, $failed failed"
+	[ "$failed" = 0 ]
+	exit $?
+}
+
+step "packages"
+if tests/deps.sh > "$results/deps.log" 2>&1; then
+	pass "debian packages installed"
+else
+	tail -20 "$results/deps.log"
+	fail "debian packages installed"
+	finish
+fi
+
+step "debug kernel"
+if kdir=$(tests/vm/kernel.sh debug 2> "$results/kernel.log" | tail -1) &&
+   [ -e "$kdir/.ipoib_ng_built" ]; then
+	pass "debug kernel available ($kdir)"
+else
+	tail -40 "$results/kernel.log"
+	fail "debug kernel available"
+	finish
+fi
+kunit_py=$kdir/source/tools/testing/kunit/kunit.py
+checkpatch=$kdir/source/scripts/checkpatch.pl
+
+step "checkpatch --strict"
+mapfile -t sources < <(git ls-files -co --exclude-standard -- '*.c' '*.h' |
+		       grep -v '\.mod\.c$' | sort)
+for f in "${sources[@]}"; do
+	if out=$("$checkpatch" --strict --no-tree --terse --show-types -f "$f" 2>&1) &&
+	   grep -q '^total: 0 errors, 0 warnings, 0 checks' <<<"$out"; then
+		pass "checkpatch $f"
+	else
+		grep -v '^total:' <<<"$out" | head -20
+		fail "checkpatch $f"
+	fi
+done
+
+# build NAME KDIR DIR: W=1 C=2 build in DIR; any compiler or sparse warning
+# fails it.
+build() {
+	local name=$1 kd=$2 dir=$3 log=$results/build-$1.log
+	make -C "$kd" M="$dir" clean > /dev/null 2>&1
+	if make -C "$kd" M="$dir" W=1 C=2 modules > "$log" 2>&1 &&
+	   ! grep -E 'warning:|error:|WARNING:' "$log" &&
+	   [ -e "$dir/ipoib_ng.ko" ]; then
+		pass "build $name (W=1, sparse)"
+	else
+		grep -E 'warning:|error:|WARNING:|Error' "$log" | head -30
+		fail "build $name (W=1, sparse)"
+	fi
+}
+
+step "build against the debug kernel"
+build debug-kernel "$kdir" "$repo"
+if [ -e ipoib_ng_test.ko ]; then
+	pass "KUnit module ipoib_ng_test.ko built"
+else
+	fail "KUnit module ipoib_ng_test.ko built"
+fi
+
+step "build against Debian's stock headers"
+stock=$(ls -d /usr/src/linux-headers-*-amd64 2>/dev/null | sort -V | tail -1)
+if [ -n "$stock" ]; then
+	copy=$(mktemp -d)
+	git ls-files -co --exclude-standard | grep -v '^results/' |
+		cpio -pdm --quiet "$copy"
+	build stock-headers "$stock" "$copy"
+	rm -rf "$copy"
+else
+	fail "build stock-headers: no /usr/src/linux-headers-*-amd64"
+fi
+
+if [ "${IPNG_SKIP_VM:-0}" = 1 ]; then
+	finish
+fi
+
+step "two VMs: KUnit and end-to-end suites"
+vmres=$results/vm
+if tests/vm/run-vms.sh --kernel "$kdir" --results "$vmres" \
+	--script "$repo/tests/e2e/guest-main.sh" \
+	--timeout "${IPNG_VM_TIMEOUT:-1800}" > "$results/run-vms.log" 2>&1; then
+	pass "VMs ran to completion"
+else
+	tail -30 "$results/run-vms.log"
+	fail "VMs ran to completion"
+fi
+
+for vm in "$vmres"/vm*; do
+	[ -d "$vm" ] || continue
+	if tests/vm/scan-logs.sh "$vm"/console.log "$vm"/kmemleak.txt \
+		> "$vm/scan.txt" 2>&1; then
+		pass "$(basename "$vm") kernel log has no BUG/WARNING/KASAN/lockdep/leak"
+	else
+		head -40 "$vm/scan.txt"
+		fail "$(basename "$vm") kernel log has no BUG/WARNING/KASAN/lockdep/leak"
+	fi
+done
+
+step "KTAP results"
+kunit_cases=0
+e2e_cases=0
+for k in "$vmres"/vm*/*.ktap; do
+	[ -e "$k" ] || continue
+	name=${k#"$vmres"/}
+	out=$(python3 "$kunit_py" parse "$k" 2>&1)
+	summary=$(grep -o 'Ran [0-9]* tests.*' <<<"$out" | tail -1)
+	ran=$(sed -n 's/^Ran \([0-9]*\) tests.*/\1/p' <<<"$summary")
+	p=$(grep -o 'passed: [0-9]*' <<<"$summary" | grep -o '[0-9]*')
+	f=$(grep -o 'failed: [0-9]*' <<<"$summary" | grep -o '[0-9]*')
+	s=$(grep -o 'skipped: [0-9]*' <<<"$summary" | grep -o '[0-9]*')
+	echo "$name: ${summary:-no results}"
+	if [ -z "$ran" ] || [ "$ran" = 0 ]; then
+		fail "$name: no test ran"
+		continue
+	fi
+	grep -E '\[(FAILED|CRASHED)\]' <<<"$out" | sed 's/^/    /'
+	passed=$((passed + ${p:-0}))
+	failed=$((failed + ${f:-0}))
+	case $name in
+	*/kunit-ipoib_ng_*) kunit_cases=$((kunit_cases + ${p:-0} + ${f:-0} + ${s:-0})) ;;
+	*/e2e-*) e2e_cases=$((e2e_cases + ${p:-0} + ${f:-0} + ${s:-0})) ;;
+	esac
+done
+echo "KUnit cases: $kunit_cases, end-to-end cases: $e2e_cases"
+[ "$kunit_cases" -gt 0 ] || fail "KUnit suites reported results"
+[ "$e2e_cases" -gt 0 ] || fail "end-to-end suites reported results"
+
+finish

@@ -1,0 +1,27 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# Guest side of `make demo`: load ipoib_ng, configure ib0, show it.
+set -eu
+. "$IPNG_REPO/tests/vm/guest-lib.sh"
+
+insmod "$IPNG_REPO/ipoib_ng.ko"
+wait_for 10 test -e /sys/class/net/ib0
+ip addr add "10.10.0.$IPNG_VM/24" dev ib0
+ip link set ib0 up
+wait_for 10 grep -qx 1 /sys/class/net/ib0/carrier
+vm_barrier demo-up 120
+
+echo "demo: host vm$IPNG_VM"
+echo "\$ ip -d addr show ib0"
+ip -d addr show ib0
+echo "\$ cat /sys/class/net/ib0/address   # flags:QPN(3 bytes):port GID(16 bytes)"
+cat /sys/class/net/ib0/address
+echo "\$ cat /sys/class/infiniband/rxe0/ports/1/gids/0   # port GID"
+cat /sys/class/infiniband/rxe0/ports/1/gids/0
+echo "\$ ethtool -i ib0"
+ethtool -i ib0
+echo "\$ rdma res show qp type UD"
+rdma res show qp type UD
+vm_barrier demo-done 120
+rmmod ipoib_ng

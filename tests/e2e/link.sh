@@ -1,0 +1,201 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# End-to-end suite "link", run on every VM: the interface ipoib_ng creates
+# on the rxe port, its addresses and MTU as user tools see them, how it
+# follows the port (carrier, MTU, GID), device removal, module parameters,
+# the ib_ipoib conflict and repeated load/unload. KTAP on stdout.
+set -u
+. "$IPNG_REPO/tests/vm/guest-lib.sh"
+
+KO=$IPNG_REPO/ipoib_ng.ko
+PORT=/sys/class/infiniband/rxe0/ports/1
+NET=/sys/class/net
+
+hex_of() { tr -d ':\n' < "$1"; }
+ib_hex() { hex_of "$NET/${1:-ib0}/address"; }
+port_gid_hex() { hex_of "$PORT/gids/0"; }
+has_ib0() { [ -e "$NET/ib0" ]; }
+no_ib0() { [ ! -e "$NET/ib0" ]; }
+carrier_is() { [ "$(cat "$NET/ib0/carrier" 2>/dev/null)" = "$1" ]; }
+mtu_is() { [ "$(cat "$NET/ib0/mtu")" = "$1" ]; }
+gid_in_addr() { [ "$(ib_hex | cut -c9-40)" = "$(port_gid_hex)" ]; }
+
+expect_eq() {
+	if [ "$1" != "$2" ]; then
+		echo "got '$1', want '$2'"
+		return 1
+	fi
+}
+
+# active_mtu of the port from ibv_devinfo, in bytes.
+active_mtu() {
+	ibv_devinfo -d rxe0 -i 1 | awk '/active_mtu/ { print $2; exit }'
+}
+
+t_type() {
+	expect_eq "$(cat $NET/ib0/type)" 32 &&
+		expect_eq "$(cat $NET/ib0/addr_len)" 20
+}
+
+t_gid() {
+	expect_eq "$(ib_hex | cut -c9-40)" "$(port_gid_hex)"
+}
+
+# The QPN in the address is a UD QP that ipoib_ng owns.
+t_qpn() {
+	local qpn line
+	qpn=$((16#$(ib_hex | cut -c3-8)))
+	line=$(rdma res show qp lqpn "$qpn")
+	echo "QPN $qpn: $line"
+	[ "$qpn" -gt 1 ] && grep -q 'type UD' <<<"$line" &&
+		grep -q 'ipoib_ng' <<<"$line"
+}
+
+t_broadcast() {
+	local pkey want
+	pkey=$(( $(cat $PORT/pkeys/0) | 0x8000 ))
+	want=$(printf '00ffffffff12401b%04x0000000000000000ffffffff' "$pkey")
+	expect_eq "$(hex_of $NET/ib0/broadcast)" "$want"
+}
+
+t_mtu() {
+	local mtu
+	mtu=$(active_mtu)
+	expect_eq "$(cat $NET/ib0/mtu)" "$((mtu - 4))"
+}
+
+t_ethtool() {
+	local out
+	out=$(ethtool -i ib0) || return 1
+	echo "$out"
+	grep -qx 'driver: ipoib_ng' <<<"$out" &&
+		grep -qx 'bus-info: rxe0:port1' <<<"$out"
+}
+
+t_link_kind() {
+	local out
+	out=$(ip -d link show ib0)
+	echo "$out"
+	grep -Eq 'link/infiniband' <<<"$out" &&
+		grep -Eq 'ipoib pkey +0xffff mode +datagram' <<<"$out"
+}
+
+# Each VM sees its own address; the peer's GID is the link-local GID made
+# from the peer's MAC (52:54:00:00:00:0N).
+t_peer_addr() {
+	local peer=$((3 - IPNG_VM)) theirs
+	vm_publish ib0addr "$(ib_hex)"
+	theirs=$(vm_fetch "$peer" ib0addr 120) || return 1
+	echo "ours $(ib_hex) theirs $theirs"
+	[ "$theirs" != "$(ib_hex)" ] &&
+		expect_eq "${theirs:8}" "fe800000000000005054$(printf '00fffe00000%d' "$peer")"
+}
+
+t_mtu_follows_port() {
+	ip link set eth0 mtu 1500 &&
+		wait_for 10 mtu_is 1020 || { echo "mtu $(cat $NET/ib0/mtu)"; return 1; }
+	ip link set eth0 mtu "$IPNG_MTU" &&
+		wait_for 10 mtu_is "$(( $(active_mtu) - 4 ))"
+}
+
+t_carrier_follows_port() {
+	ip link set eth0 down && wait_for 10 carrier_is 0 || return 1
+	ip link set eth0 up && wait_for 15 carrier_is 1 || return 1
+	wait_for 10 gid_in_addr
+}
+
+t_addr_follows_gid() {
+	local mac
+	mac=$(cat $NET/eth0/address)
+	ip link set eth0 address "52:54:00:00:01:0$IPNG_VM" || return 1
+	wait_for 10 gid_in_addr || { echo "gid $(port_gid_hex) addr $(ib_hex)"; return 1; }
+	grep -q "5054:00ff:fe00:010$IPNG_VM" $PORT/gids/0 || return 1
+	ip link set eth0 address "$mac" && wait_for 10 gid_in_addr
+}
+
+t_dellink_keeps() {
+	ip link del ib0
+	has_ib0
+}
+
+t_rdma_delete() {
+	rdma link delete rxe0 || return 1
+	wait_for 10 no_ib0 || { echo "ib0 still there"; return 1; }
+	rdma link add rxe0 type rxe netdev eth0 || return 1
+	wait_for 10 has_ib0
+}
+
+# insmod must fail, and the kernel log must say why.
+insmod_refused() {
+	local why=$1
+	shift
+	dmesg -C
+	if insmod "$KO" "$@"; then
+		echo "insmod $* succeeded"
+		rmmod ipoib_ng
+		return 1
+	fi
+	dmesg | grep -q -- "$why" || { dmesg | tail -5; return 1; }
+}
+
+t_bad_params() {
+	insmod_refused "ifname 'bad'" ifname=bad &&
+		insmod_refused "ifname 'x%s%d'" 'ifname=x%s%d' &&
+		insmod_refused "send_queue_size=100" send_queue_size=100 &&
+		insmod_refused "recv_queue_size=16384" recv_queue_size=16384 &&
+		! insmod "$KO" recv_queue_size=abc
+}
+
+t_ifname() {
+	insmod "$KO" 'ifname=ibng%d' send_queue_size=64 recv_queue_size=128 &&
+		wait_for 10 test -e $NET/ibng0 || return 1
+	grep -qx 'ibng%d' /sys/module/ipoib_ng/parameters/ifname &&
+		grep -qx 64 /sys/module/ipoib_ng/parameters/send_queue_size &&
+		rmmod ipoib_ng
+}
+
+t_ib_ipoib_conflict() {
+	modprobe -d "$IPNG_MODDIR" ib_ipoib || return 1
+	insmod_refused "ib_ipoib"
+	local rc=$?
+	modprobe -d "$IPNG_MODDIR" -r ib_ipoib || return 1
+	return $rc
+}
+
+t_reload() {
+	local i
+	for ((i = 1; i <= 20; i++)); do
+		insmod "$KO" || { echo "insmod $i"; return 1; }
+		wait_for 10 has_ib0 || { echo "no ib0 at cycle $i"; return 1; }
+		ip link set ib0 up || return 1
+		rmmod ipoib_ng || { echo "rmmod $i"; return 1; }
+		no_ib0 || return 1
+	done
+}
+
+ktap_begin ipoib_ng_e2e_link
+ktap_check "module_loads" insmod "$KO"
+ktap_check "ib0_appears" wait_for 10 has_ib0
+ktap_check "type_infiniband_addr_len_20" t_type
+ktap_check "addr_gid_is_port_gid0" t_gid
+ktap_check "addr_qpn_is_own_ud_qp" t_qpn
+ktap_check "broadcast_is_rfc4391_mgid" t_broadcast
+ktap_check "mtu_is_active_mtu_minus_4" t_mtu
+ktap_check "ethtool_driver_info" t_ethtool
+ktap_check "ip_link_kind_ipoib" t_link_kind
+ktap_check "link_up_carrier_on" eval 'ip link set ib0 up && wait_for 10 carrier_is 1'
+ktap_check "peer_sees_distinct_address" t_peer_addr
+ktap_check "mode_datagram_accepted" ip link set ib0 type ipoib mode datagram
+ktap_check "mode_connected_refused" eval '! ip link set ib0 type ipoib mode connected'
+ktap_check "ip_link_del_keeps_port_interface" t_dellink_keeps
+ktap_check "mtu_follows_port_mtu" t_mtu_follows_port
+ktap_check "carrier_follows_port_state" t_carrier_follows_port
+ktap_check "address_follows_gid_change" t_addr_follows_gid
+ktap_check "rdma_link_delete_removes_ib0" t_rdma_delete
+ktap_check "module_unloads" rmmod ipoib_ng
+ktap_check "bad_module_params_refused" t_bad_params
+ktap_check "ifname_template_and_ring_params" t_ifname
+ktap_check "refused_while_ib_ipoib_loaded" t_ib_ipoib_conflict
+ktap_check "reload_20_cycles" t_reload
+ktap_end

@@ -1,0 +1,204 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# Helpers for guest scripts run by guest-init.sh; source it:
+#   . "$IPNG_LIB"          (or "$IPNG_REPO/tests/vm/guest-lib.sh")
+#
+# Owns: coordination between VMs through the shared /results/sync directory
+# (vm_barrier, vm_publish, vm_fetch), polling (wait_for) and a small KTAP v1
+# writer (ktap_begin, ktap_ok, ktap_fail, ktap_skip, ktap_check, ktap_end)
+# whose output `kunit.py parse` accepts. One KTAP suite per script.
+#
+# Environment (exported by guest-init.sh): IPNG_VM, IPNG_NVMS, IPNG_PEER_VM,
+# IPNG_PEER_IP, IPNG_RESULTS, IPNG_OUT, IPNG_MODDIR, IPNG_REPO, IPNG_MTU.
+
+IPNG_VM=${IPNG_VM:-1}
+IPNG_NVMS=${IPNG_NVMS:-1}
+IPNG_RESULTS=${IPNG_RESULTS:-/results}
+IPNG_SYNC=$IPNG_RESULTS/sync
+IPNG_POLL=${IPNG_POLL:-0.2}
+IPNG_BARRIER_TIMEOUT=${IPNG_BARRIER_TIMEOUT:-300}
+
+# wait_for TIMEOUT COMMAND...
+# Run COMMAND every $IPNG_POLL seconds until it succeeds (return 0) or
+# TIMEOUT seconds have passed (return 1).
+wait_for() {
+	local timeout=$1 end
+	shift
+	end=$((SECONDS + timeout))
+	while :; do
+		"$@" && return 0
+		[ "$SECONDS" -lt "$end" ] || return 1
+		sleep "$IPNG_POLL"
+	done
+}
+
+_vm_all_arrived() {
+	local name=$1 i
+	for ((i = 1; i <= IPNG_NVMS; i++)); do
+		[ -e "$IPNG_SYNC/$name.$i" ] || return 1
+	done
+}
+
+# vm_barrier NAME [TIMEOUT]
+# Wait until every VM has reached barrier NAME (each name is used once per
+# run). Returns 1 if the others do not arrive within TIMEOUT seconds
+# (default $IPNG_BARRIER_TIMEOUT), 2 if NAME was already used.
+vm_barrier() {
+	local name=$1 timeout=${2:-$IPNG_BARRIER_TIMEOUT} i missing=''
+	mkdir -p "$IPNG_SYNC"
+	if [ -e "$IPNG_SYNC/$name.$IPNG_VM" ]; then
+		echo "vm_barrier: barrier '$name' already used" >&2
+		return 2
+	fi
+	: > "$IPNG_SYNC/$name.$IPNG_VM"
+	wait_for "$timeout" _vm_all_arrived "$name" && return 0
+	for ((i = 1; i <= IPNG_NVMS; i++)); do
+		[ -e "$IPNG_SYNC/$name.$i" ] || missing+=" vm$i"
+	done
+	echo "vm_barrier: '$name' timed out after ${timeout}s, missing:$missing" >&2
+	return 1
+}
+
+# vm_publish KEY VALUE
+# Make a small string available to the other VMs (see vm_fetch).
+vm_publish() {
+	local f=$IPNG_SYNC/vm$IPNG_VM.$1
+	mkdir -p "$IPNG_SYNC"
+	printf '%s\n' "$2" > "$f.tmp.$$" && mv -f "$f.tmp.$$" "$f"
+}
+
+# vm_fetch VM KEY [TIMEOUT]
+# Print the value VM published under KEY, waiting up to TIMEOUT seconds
+# (default $IPNG_BARRIER_TIMEOUT) for it. Returns 1 on timeout.
+vm_fetch() {
+	local f=$IPNG_SYNC/vm$1.$2 timeout=${3:-$IPNG_BARRIER_TIMEOUT}
+	if ! wait_for "$timeout" test -e "$f"; then
+		echo "vm_fetch: vm$1 did not publish '$2' within ${timeout}s" >&2
+		return 1
+	fi
+	cat "$f"
+}
+
+# --- KTAP ---
+# Results are kept in a file (so that ktap_* also work from subshells) and
+# printed as one block by ktap_end, in the nested form KUnit uses:
+#   KTAP version 1
+#   1..1
+#       KTAP version 1
+#       # Subtest: SUITE
+#       1..N
+#       ok 1 name
+#       # diagnostic of test 2
+#       not ok 2 name
+#       ok 3 name # SKIP reason
+#   ok 1 SUITE
+# Progress is printed as it happens as "# SUITE: ..." lines, which a KTAP
+# parser ignores (they come before the block).
+
+_ktap_file=''
+_ktap_suite=''
+
+_ktap_name() {
+	local n=${1//[[:space:]]/_}
+	printf '%s' "${n//#/_}"
+}
+
+# _ktap_add RESULT NAME [DIRECTIVE] [DIAGNOSTIC_TEXT]
+_ktap_add() {
+	local result=$1 name directive=${3:-} diag=${4:-} n line
+	name=$(_ktap_name "$2")
+	if [ -z "$_ktap_file" ] || [ ! -e "$_ktap_file" ]; then
+		echo "ktap: ktap_begin was not called" >&2
+		return 1
+	fi
+	n=$(($(grep -c '^R' "$_ktap_file" || true) + 1))
+	if [ -n "$diag" ]; then
+		while IFS= read -r line; do
+			# A "KTAP version N" anywhere would restart a parser.
+			line=${line//TAP version/TAP-version}
+			printf 'D# %s\n' "$line"
+			printf '# %s: # %s\n' "$_ktap_suite" "$line" >&2
+		done <<<"$diag" >> "$_ktap_file"
+	fi
+	line="$result $n $name${directive:+ # $directive}"
+	printf 'R%s\n' "$line" >> "$_ktap_file"
+	printf '# %s: %s\n' "$_ktap_suite" "$line"
+}
+
+# ktap_begin SUITE
+ktap_begin() {
+	_ktap_suite=$(_ktap_name "$1")
+	_ktap_file=$(mktemp "${TMPDIR:-/tmp}/ktap.XXXXXX")
+	printf '# %s: start\n' "$_ktap_suite"
+	# A script that dies before ktap_end still reports what it had.
+	if [ -z "$(trap -p EXIT)" ]; then
+		trap '_ktap_on_exit $?' EXIT
+	fi
+}
+
+_ktap_on_exit() {
+	local rc=$1
+	if [ -n "$_ktap_file" ] && [ -e "$_ktap_file" ]; then
+		ktap_fail script_completed "script exited with status $rc before ktap_end"
+		ktap_end || true
+		[ "$rc" != 0 ] || rc=1
+	fi
+	exit "$rc"
+}
+
+# ktap_ok NAME
+ktap_ok() { _ktap_add ok "$1"; }
+
+# ktap_fail NAME [REASON]
+ktap_fail() { _ktap_add 'not ok' "$1" '' "${2:-}"; }
+
+# ktap_skip NAME REASON
+ktap_skip() { _ktap_add ok "$1" "SKIP ${2:-}"; }
+
+# ktap_check NAME COMMAND...
+# Run COMMAND (stdin /dev/null, output captured); ok if it succeeds, else
+# not ok with its output and exit status as diagnostics. Returns its status.
+ktap_check() {
+	local name=$1 out rc=0
+	shift
+	out=$("$@" </dev/null 2>&1) || rc=$?
+	if [ $rc = 0 ]; then
+		ktap_ok "$name"
+	else
+		ktap_fail "$name" "$(printf '%s\n' "$out" | tail -n 40)
+\$ $* -> exit status $rc"
+	fi
+	return $rc
+}
+
+# ktap_end
+# Print the KTAP block; return 1 if any test failed (or none ran).
+ktap_end() {
+	local n failed line
+	if [ -z "$_ktap_file" ] || [ ! -e "$_ktap_file" ]; then
+		echo "ktap: ktap_begin was not called" >&2
+		return 1
+	fi
+	n=$(grep -c '^R' "$_ktap_file" || true)
+	failed=$(grep -c '^Rnot ok' "$_ktap_file" || true)
+	{
+		echo "KTAP version 1"
+		echo "1..1"
+		echo "    KTAP version 1"
+		echo "    # Subtest: $_ktap_suite"
+		echo "    1..$n"
+		while IFS= read -r line; do
+			echo "    ${line#?}"
+		done < "$_ktap_file"
+		if [ "$failed" = 0 ] && [ "$n" != 0 ]; then
+			echo "ok 1 $_ktap_suite"
+		else
+			echo "not ok 1 $_ktap_suite"
+		fi
+	}
+	rm -f "$_ktap_file"
+	_ktap_file=''
+	echo "# $_ktap_suite: $n tests, $failed failed" >&2
+	[ "$failed" = 0 ] && [ "$n" != 0 ]
+}

@@ -1,0 +1,72 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# Build (once) and print the path of the cached test kernel of one flavour.
+#
+#   tests/vm/kernel.sh debug|fast [--path-only]
+#
+# The kernel is Debian's linux-source-6.1, configured from tinyconfig plus
+# the fragments in tests/vm/config/. Builds live outside the clone in
+# $IPOIB_NG_CACHE (default ~/.cache/ipoib_ng), keyed by the source package
+# version and a hash of the fragments, so a changed fragment or a new source
+# release gives a new build and an unchanged one is reused. A build counts
+# only once its stamp file exists; a partial build is redone.
+set -euo pipefail
+
+flavour=${1:?usage: kernel.sh debug|fast [--path-only]}
+case $flavour in debug|fast) ;; *) echo "kernel.sh: unknown flavour $flavour" >&2; exit 2;; esac
+here=$(cd "$(dirname "$0")" && pwd)
+cache=${IPOIB_NG_CACHE:-$HOME/.cache/ipoib_ng}
+tarball=/usr/src/linux-source-6.1.tar.xz
+
+srcver=$(dpkg-query -W -f='${Version}' linux-source-6.1 2>/dev/null || echo none)
+frag=("$here/config/base.config" "$here/config/$flavour.config")
+key=$( (echo "$srcver"; cat "${frag[@]}") | sha256sum | cut -c1-12)
+src=$cache/src-$srcver
+out=$cache/build-$flavour-$key
+
+if [ "${2:-}" = --path-only ]; then
+	echo "$out"
+	exit 0
+fi
+if [ -e "$out/.ipoib_ng_built" ]; then
+	echo "$out"
+	exit 0
+fi
+[ -r "$tarball" ] || { echo "kernel.sh: $tarball missing (apt-get install linux-source-6.1)" >&2; exit 1; }
+
+mkdir -p "$cache"
+if [ ! -e "$src/.unpacked" ]; then
+	echo "kernel.sh: unpacking $tarball" >&2
+	rm -rf "$src" "$src.tmp"
+	mkdir -p "$src.tmp"
+	tar -C "$src.tmp" --strip-components=1 -xf "$tarball"
+	touch "$src.tmp/.unpacked"
+	mv "$src.tmp" "$src"
+fi
+
+echo "kernel.sh: building $flavour kernel in $out" >&2
+rm -rf "$out"
+mkdir -p "$out"
+jobs=$(nproc)
+cc=gcc
+command -v ccache >/dev/null && cc="ccache gcc"
+make -s -C "$src" O="$out" CC="$cc" tinyconfig >&2
+"$src/scripts/kconfig/merge_config.sh" -m -O "$out" "$out/.config" "${frag[@]}" >/dev/null
+make -s -C "$src" O="$out" CC="$cc" olddefconfig >&2
+# Every fragment line must have survived olddefconfig; a silently dropped
+# option (a missing dependency) would weaken the tests.
+missing=0
+while read -r line; do
+	case $line in
+	CONFIG_*=n) opt=${line%%=*}
+		grep -q "^$opt=" "$out/.config" && { echo "kernel.sh: $opt still set" >&2; missing=1; } ;;
+	CONFIG_*) grep -qx "$line" "$out/.config" || { echo "kernel.sh: $line not in .config" >&2; missing=1; } ;;
+	esac
+done < <(cat "${frag[@]}")
+[ $missing = 0 ] || exit 1
+make -s -C "$src" O="$out" CC="$cc" -j"$jobs" bzImage modules >&2
+# A private module tree for modprobe -d inside the guests.
+make -s -C "$src" O="$out" INSTALL_MOD_PATH="$out/modroot" modules_install >&2
+touch "$out/.ipoib_ng_built"
+echo "$out"
