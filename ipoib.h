@@ -24,12 +24,15 @@ struct ipng_dev;
  * struct ipng_fabric_ops - what differs between InfiniBand and RoCE ports
  * @name: link layer name for logs and /proc ("infiniband", "ethernet")
  * @addr_gid_index: GID table index whose GID goes into the link address
+ * @carried_by: whether @ndev is the network device under the port (RoCE);
+ *	port changes made on it (its MTU) come without an IB event
  *
  * The rest of the driver never tests the link layer; it calls these.
  */
 struct ipng_fabric_ops {
 	const char *name;
 	int (*addr_gid_index)(struct ipng_dev *ipd);
+	bool (*carried_by)(struct ipng_dev *ipd, struct net_device *ndev);
 };
 
 /**
@@ -91,14 +94,17 @@ struct ipng_dev {
  * @ca: the device
  * @ports: interfaces created on its ports (&ipng_dev.list)
  * @event_handler: receives the device's asynchronous events
+ * @list: entry in the module's list of devices (under ipng_cas_lock)
  *
- * @ports is filled before @event_handler is registered and emptied after it
- * is unregistered, so the event path reads it without a lock.
+ * @ports is filled before @event_handler is registered and before @list is
+ * linked, and emptied after both are undone, so the event path and the
+ * netdevice notifier read it without a lock of its own.
  */
 struct ipng_ca {
 	struct ib_device *ca;
 	struct list_head ports;
 	struct ib_event_handler event_handler;
+	struct list_head list;
 };
 
 static inline struct ipng_dev *ipng_priv(const struct net_device *ndev)

@@ -5,6 +5,7 @@
  * and routing of the devices' asynchronous events to those interfaces.
  */
 #include <linux/ctype.h>
+#include <linux/if_arp.h>
 #include <linux/log2.h>
 #include <linux/module.h>
 #include <linux/slab.h>
@@ -129,6 +130,10 @@ MODULE_PARM_DESC(recv_queue_size, "UD receive ring entries, power of two 64-8192
 
 static struct ib_client ipng_client;
 
+/* Every device with interfaces (&ipng_ca.list). */
+static LIST_HEAD(ipng_cas);
+static DEFINE_MUTEX(ipng_cas_lock);
+
 static bool ipng_is_port_event(enum ib_event_type type)
 {
 	switch (type) {
@@ -201,6 +206,9 @@ static int ipng_add_one(struct ib_device *ca)
 	list_for_each_entry(ipd, &ic->ports, list)
 		ipng_dev_port_event(ipd, IB_EVENT_PORT_ACTIVE);
 
+	mutex_lock(&ipng_cas_lock);
+	list_add_tail(&ic->list, &ipng_cas);
+	mutex_unlock(&ipng_cas_lock);
 	ib_set_client_data(ca, &ipng_client, ic);
 	return 0;
 }
@@ -209,10 +217,40 @@ static void ipng_remove_one(struct ib_device *ca, void *client_data)
 {
 	struct ipng_ca *ic = client_data;
 
+	mutex_lock(&ipng_cas_lock);
+	list_del(&ic->list);
+	mutex_unlock(&ipng_cas_lock);
 	ib_unregister_event_handler(&ic->event_handler);
 	ipng_destroy_ports(ic);
 	kfree(ic);
 }
+
+/*
+ * A RoCE port's MTU follows its Ethernet device, and drivers such as rxe
+ * change it without an IB event: watch MTU changes of the devices under
+ * our ports. Runs under RTNL; only queues work.
+ */
+static int ipng_netdev_event(struct notifier_block *nb, unsigned long event,
+			     void *ptr)
+{
+	struct net_device *ndev = netdev_notifier_info_to_dev(ptr);
+	struct ipng_dev *ipd;
+	struct ipng_ca *ic;
+
+	if (event != NETDEV_CHANGEMTU || ndev->type == ARPHRD_INFINIBAND)
+		return NOTIFY_DONE;
+	mutex_lock(&ipng_cas_lock);
+	list_for_each_entry(ic, &ipng_cas, list)
+		list_for_each_entry(ipd, &ic->ports, list)
+			if (ipd->fabric->carried_by(ipd, ndev))
+				ipng_dev_port_event(ipd, IB_EVENT_PORT_ACTIVE);
+	mutex_unlock(&ipng_cas_lock);
+	return NOTIFY_DONE;
+}
+
+static struct notifier_block ipng_netdev_notifier = {
+	.notifier_call = ipng_netdev_event,
+};
 
 static struct ib_client ipng_client = {
 	.name	= DRV_NAME,
@@ -237,11 +275,16 @@ static int __init ipng_init(void)
 	if (err)
 		goto err_wq;
 
-	err = ib_register_client(&ipng_client);
+	err = register_netdevice_notifier(&ipng_netdev_notifier);
 	if (err)
 		goto err_netlink;
+	err = ib_register_client(&ipng_client);
+	if (err)
+		goto err_notifier;
 	return 0;
 
+err_notifier:
+	unregister_netdevice_notifier(&ipng_netdev_notifier);
 err_netlink:
 	ipng_netlink_exit();
 err_wq:
@@ -252,6 +295,7 @@ err_wq:
 static void __exit ipng_exit(void)
 {
 	ib_unregister_client(&ipng_client);
+	unregister_netdevice_notifier(&ipng_netdev_notifier);
 	ipng_netlink_exit();
 	destroy_workqueue(ipng_wq);
 }

@@ -67,15 +67,38 @@ static void ipng_setup(struct net_device *ndev)
 	ndev->tx_queue_len	= ipng_send_queue_size * 2;
 }
 
-/* Compose the link address from the QPN and the current port GID. */
-static void ipng_build_dev_addr(struct ipng_dev *ipd, u8 *addr)
-{
-	union ib_gid gid = {};
-	int index = ipd->fabric->addr_gid_index(ipd);
+/**
+ * struct ipng_port_view - what the interface mirrors of its port
+ * @up: port state is ACTIVE
+ * @mtu: datagram MTU of the active IB MTU, or 0 if unknown
+ * @addr: link address made of the QPN and the current port GID
+ */
+struct ipng_port_view {
+	bool up;
+	int mtu;
+	u8 addr[IPNG_ADDR_LEN];
+};
 
+/*
+ * Read the port without RTNL: on RoCE ports ib_query_port() takes RTNL
+ * itself (for the Ethernet link speed).
+ */
+static void ipng_read_port(struct ipng_dev *ipd, struct ipng_port_view *view)
+{
+	struct ib_port_attr attr;
+	union ib_gid gid;
+	int index;
+
+	view->up = false;
+	view->mtu = 0;
+	if (!ipng_ib_query_port(ipd, &attr)) {
+		view->up = attr.state == IB_PORT_ACTIVE;
+		view->mtu = max(ipng_ud_mtu(attr.active_mtu), 0);
+	}
+	index = ipd->fabric->addr_gid_index(ipd);
 	if (rdma_query_gid(ipd->ca, ipd->port, index, &gid))
 		memset(&gid, 0, sizeof(gid));
-	ipng_addr_build(addr, 0, ipd->qp->qp_num, &gid);
+	ipng_addr_build(view->addr, 0, ipd->qp->qp_num, &gid);
 }
 
 /*
@@ -96,46 +119,40 @@ static void ipng_set_max_mtu(struct net_device *ndev, int max)
 }
 
 /*
- * Carrier follows the port state. In datagram mode no packet may exceed the
- * active IB MTU, so the MTU limit follows it too (an Ethernet MTU change
- * under RoCE moves it).
+ * Mirror the port on the netdev: carrier follows the port state, the MTU
+ * limit follows the active IB MTU (an Ethernet MTU change under RoCE moves
+ * it) and the link address follows the GID (RoCE GIDs follow the MAC).
+ * Called under RTNL once registered.
  */
-static void ipng_update_link(struct ipng_dev *ipd)
+static void ipng_apply_port(struct ipng_dev *ipd,
+			    const struct ipng_port_view *view)
 {
 	struct net_device *ndev = ipd->ndev;
-	struct ib_port_attr attr;
-	bool up = false;
-	int mtu;
+	bool registered = ndev->reg_state == NETREG_REGISTERED;
 
-	if (!ipng_ib_query_port(ipd, &attr)) {
-		up = attr.state == IB_PORT_ACTIVE;
-		mtu = ipng_ud_mtu(attr.active_mtu);
-		if (mtu > 0 && mtu != ndev->max_mtu)
-			ipng_set_max_mtu(ndev, mtu);
+	if (registered)
+		ASSERT_RTNL();
+	if (view->mtu > 0 && view->mtu != ndev->max_mtu)
+		ipng_set_max_mtu(ndev, view->mtu);
+	if (memcmp(view->addr, ndev->dev_addr, IPNG_ADDR_LEN)) {
+		dev_addr_set(ndev, view->addr);
+		if (registered)
+			call_netdevice_notifiers(NETDEV_CHANGEADDR, ndev);
 	}
-	if (up && !netif_carrier_ok(ndev))
+	if (view->up && !netif_carrier_ok(ndev))
 		netif_carrier_on(ndev);
-	else if (!up && netif_carrier_ok(ndev))
+	else if (!view->up && netif_carrier_ok(ndev))
 		netif_carrier_off(ndev);
 }
 
-/*
- * Runs after any port event: a GID change moves the link address (RoCE
- * GIDs follow the MAC), and the port state decides the carrier.
- */
 static void ipng_port_work(struct work_struct *work)
 {
 	struct ipng_dev *ipd = container_of(work, struct ipng_dev, port_work);
-	struct net_device *ndev = ipd->ndev;
-	u8 addr[IPNG_ADDR_LEN];
+	struct ipng_port_view view;
 
+	ipng_read_port(ipd, &view);
 	rtnl_lock();
-	ipng_build_dev_addr(ipd, addr);
-	if (memcmp(addr, ndev->dev_addr, IPNG_ADDR_LEN)) {
-		dev_addr_set(ndev, addr);
-		call_netdevice_notifiers(NETDEV_CHANGEADDR, ndev);
-	}
-	ipng_update_link(ipd);
+	ipng_apply_port(ipd, &view);
 	rtnl_unlock();
 }
 
@@ -183,16 +200,6 @@ static int ipng_read_pkey(struct ipng_dev *ipd)
 	return 0;
 }
 
-static void ipng_init_addresses(struct ipng_dev *ipd)
-{
-	struct net_device *ndev = ipd->ndev;
-	u8 addr[IPNG_ADDR_LEN];
-
-	ipng_build_dev_addr(ipd, addr);
-	dev_addr_set(ndev, addr);
-	ipng_broadcast_addr(ndev->broadcast, ipd->scope, ipd->pkey);
-}
-
 /**
  * ipng_dev_create() - create and register the interface of one port
  * @ca: RDMA device
@@ -206,6 +213,7 @@ struct ipng_dev *ipng_dev_create(struct ib_device *ca, u32 port,
 				 const char *name_template)
 {
 	const struct ipng_fabric_ops *fabric = ipng_fabric_for_port(ca, port);
+	struct ipng_port_view view;
 	struct net_device *ndev;
 	struct ipng_dev *ipd;
 	int err;
@@ -230,10 +238,11 @@ struct ipng_dev *ipng_dev_create(struct ib_device *ca, u32 port,
 	err = ipng_ib_init(ipd);
 	if (err)
 		goto err_free;
-	ipng_init_addresses(ipd);
+	ipng_read_port(ipd, &view);
+	ipng_apply_port(ipd, &view);
+	ipng_broadcast_addr(ndev->broadcast, ipd->scope, ipd->pkey);
 	SET_NETDEV_DEV(ndev, ca->dev.parent ?: &ca->dev);
 	ndev->dev_port = port - 1;
-	ipng_update_link(ipd);
 
 	err = register_netdev(ndev);
 	if (err)

@@ -101,6 +101,22 @@ if [ -n "$stock" ]; then
 		cpio -pdm --quiet "$copy"
 	build stock-headers "$stock" "$copy"
 	rm -rf "$copy"
+	# The same sources through DKMS, as a distribution user installs them.
+	kver=${stock#/usr/src/linux-headers-}
+	dtmp=$(mktemp -d)
+	ver=$(sed -n 's/^PACKAGE_VERSION="\(.*\)"/\1/p' dkms.conf)
+	mkdir -p "$dtmp/src/ipoib_ng-$ver" "$dtmp/tree"
+	git ls-files -co --exclude-standard | grep -v '^results/' |
+		cpio -pdm --quiet "$dtmp/src/ipoib_ng-$ver"
+	if dkms build -m ipoib_ng -v "$ver" -k "$kver" --sourcetree "$dtmp/src" \
+		--dkmstree "$dtmp/tree" > "$results/build-dkms.log" 2>&1 &&
+	   [ -n "$(find "$dtmp/tree" -name 'ipoib_ng.ko*' -path "*/$kver/*")" ]; then
+		pass "dkms build for $kver"
+	else
+		tail -20 "$results/build-dkms.log"
+		fail "dkms build for $kver"
+	fi
+	rm -rf "$dtmp"
 else
 	fail "build stock-headers: no /usr/src/linux-headers-*-amd64"
 fi

@@ -55,7 +55,7 @@ t_qpn() {
 t_broadcast() {
 	local pkey want
 	pkey=$(( $(cat $PORT/pkeys/0) | 0x8000 ))
-	want=$(printf '00ffffffff12401b%04x0000000000000000ffffffff' "$pkey")
+	want=$(printf '00ffffffff12401b%04x000000000000ffffffff' "$pkey")
 	expect_eq "$(hex_of $NET/ib0/broadcast)" "$want"
 }
 

@@ -31,7 +31,12 @@ out=/results/vm$vm
 have_results=0
 
 say() { echo "ipng-init[vm$vm]: $*"; }
-uptime_s() { cut -d' ' -f1 /proc/uptime 2>/dev/null || echo '?'; }
+# Builtins where possible: under TCG with KASAN every exec costs ~0.5 s.
+uptime_s() {
+	local up='?' rest
+	read -r up rest < /proc/uptime
+	echo "$up"
+}
 
 reboot_now() {
 	sync
@@ -59,109 +64,105 @@ step() {
 	timeout -k 5 "$secs" "$@"
 }
 
-say "started at uptime $(uptime_s)s"
-
 # --- root: a tmpfs with the host's top-level directories bound read-only ---
 # The 9p root is read-only and has no /results; a tmpfs root lets us add
-# mount points and writable directories anywhere.
+# mount points and writable directories anywhere. All mounts are listed in
+# one fstab and done by a single `mount -a`.
+# (Until proc is mounted, /proc is the host's, seen through 9p.)
 mount -t proc proc /proc || die "mount /proc"
+say "started at uptime $(uptime_s)s"
 nr=/run
 mount -t tmpfs -o mode=0755 newroot $nr || die "tmpfs for the new root"
-# Paths the run needs even if they lie under a directory that gets a tmpfs
-# (e.g. a kernel dir in /root/.cache, a clone in /home).
-keep=("$repo" "${moddir%/modroot}")
-[ "$script" != none ] && keep+=("$(dirname "$script")")
-writable=(/tmp /run /root /home /var/tmp /var/lib /var/log /var/cache /var/spool /mnt /media /srv)
-skip=" /proc /sys /dev /run /tmp /results /lost+found "
+fstab=$nr/.ipng-fstab
+esc() {
+	local p=${1// /\\040}
+	echo "${p//	/\\011}"
+}
+add() { echo "$(esc "$1") $(esc "$nr$2") $3 $4,X-mount.mkdir 0 0" >> $fstab; }
+: > $fstab
+links=()
 for e in /*; do
-	[ -e "$e" ] || [ -L "$e" ] || continue
-	case "$skip" in *" $e "*) continue ;; esac
+	case $e in /proc|/sys|/dev|/run|/tmp|/results|/lost+found|/boot|/media|/mnt|/srv) continue ;; esac
 	if [ -L "$e" ]; then
-		cp -P "$e" "$nr$e"
+		links+=("$e")
 	elif [ -d "$e" ]; then
-		mkdir "$nr$e"
-		mount --bind "$e" "$nr$e" || die "bind $e"
+		add "$e" "$e" none bind
 	fi
 done
-for d in proc sys dev run tmp results; do
-	mkdir -p "$nr/$d"
-done
+# Writable places (the host root is read-only); nested ones only where the
+# host has the directory to mount on.
+writable=(/root /home /var/tmp /var/lib /var/log /var/cache)
 for d in "${writable[@]}"; do
-	if [ -z "${d%/*}" ]; then
-		mkdir -p "$nr$d"
-	else
-		# Below a read-only bind: only where the host has the directory.
-		[ -d "$nr$d" ] || continue
-	fi
-	mount -t tmpfs -o mode=0755 tmpfs "$nr$d" || die "tmpfs on $d"
+	mode=0755
+	[ "$d" = /var/tmp ] && mode=1777
+	if [ -d "$d" ]; then add tmpfs "$d" tmpfs mode=$mode; fi
 done
-chmod 1777 "$nr/tmp" "$nr/var/tmp"
+add tmpfs /tmp tmpfs mode=1777
+add tmpfs /run tmpfs mode=0755
+# Paths the run needs even if they lie below a tmpfs just added or a
+# directory left out (e.g. the kernel dir in /root/.cache, a clone in /home,
+# a script in /tmp): bind them back, last.
+keep=("$repo" "${moddir%/modroot}")
+[ "$script" != none ] && keep+=("${script%/*}")
 for p in "${keep[@]}"; do
-	if [ -z "$p" ] || [ ! -d "$p" ]; then continue; fi
-	for d in "${writable[@]}"; do
-		case "$p/" in
-		"$d"/*)
-			mkdir -p "$nr$p"
-			mount --bind "$p" "$nr$p" || die "bind $p"
-			break ;;
-		esac
-	done
+	case $p in /|/proc/*|/sys/*|/dev/*|/run/*) continue ;; esac
+	[ -d "$p" ] && add "$p" "$p" none bind
 done
-mount -t devtmpfs devtmpfs $nr/dev || die "mount /dev"
-mkdir -p $nr/dev/pts $nr/dev/shm
+add proc /proc proc defaults
+add sysfs /sys sysfs defaults
+add debugfs /sys/kernel/debug debugfs defaults
+add devtmpfs /dev devtmpfs defaults
+add devpts /dev/pts devpts gid=5,mode=0620,ptmxmode=0666
+add tmpfs /dev/shm tmpfs mode=1777
+add results /results 9p trans=virtio,version=9p2000.L,msize=262144,cache=none
+if [ ${#links[@]} -gt 0 ]; then
+	cp -P "${links[@]}" $nr/ || die "copy top-level symlinks"
+fi
+mount -a -T $fstab || die "mounts listed in $fstab"
 cd $nr || die "cd new root"
-mkdir -p oldroot
-pivot_root . oldroot || die "pivot_root"
+# The old root goes on /run for a moment, over the new /run tmpfs.
+pivot_root . run || die "pivot_root"
 cd / || die "cd /"
-umount -l /oldroot || true
-rmdir /oldroot 2>/dev/null || true
-
-mount -t proc proc /proc || die "mount /proc"
-mount -t sysfs sysfs /sys || die "mount /sys"
-mount -t debugfs debugfs /sys/kernel/debug || die "mount debugfs"
-mount -t devpts -o gid=5,mode=0620,ptmxmode=0666 devpts /dev/pts || die "mount devpts"
-mount -t tmpfs -o mode=1777 tmpfs /dev/shm || die "mount /dev/shm"
-mkdir -p /run/lock /run/netns /root/.config
-ln -sf /proc/self/fd /dev/fd 2>/dev/null || true
-ln -sf /proc/self/fd/0 /dev/stdin 2>/dev/null || true
-ln -sf /proc/self/fd/1 /dev/stdout 2>/dev/null || true
-ln -sf /proc/self/fd/2 /dev/stderr 2>/dev/null || true
-mount -t 9p -o trans=virtio,version=9p2000.L,msize=262144,cache=none results /results ||
-	die "mount /results (9p tag results)"
-mkdir -p "$out" /results/sync
+umount -l /run || say "warning: could not detach the old root"
+for f in fd:/proc/self/fd stdin:/proc/self/fd/0 stdout:/proc/self/fd/1 stderr:/proc/self/fd/2; do
+	ln -s "${f#*:}" "/dev/${f%%:*}" 2>/dev/null
+done
+if [ ! -d "$out" ]; then
+	mkdir -p "$out" /results/sync || die "cannot write /results"
+fi
 have_results=1
-rm -f "$out/status"
-
-hostname "vm$vm"
+echo "vm$vm" > /proc/sys/kernel/hostname
 say "root ready at uptime $(uptime_s)s"
 
 # --- network: eth0 is the underlying link for rxe ---
 peer=$((vm == 1 ? 2 : 1))
-ip link set lo up || die "lo up"
 [ -e /sys/class/net/eth0 ] || die "no eth0"
-ip link set eth0 mtu "$mtu" || die "eth0 mtu $mtu"
-ip link set eth0 up || die "eth0 up"
-ip addr add "10.9.0.$vm/24" dev eth0 || die "eth0 address"
+ip -batch - <<-EOF || die "eth0 setup (mtu $mtu)"
+	link set lo up
+	link set eth0 mtu $mtu
+	link set eth0 up
+	addr add 10.9.0.$vm/24 dev eth0
+EOF
+
+# --- modules: the kernel's own requests (crypto-crc32 for rdma_rxe, ...)
+# must also use the private module tree.
+printf '#!/bin/sh\nexec /usr/sbin/modprobe -d "%s" "$@"\n' "$moddir" > /run/ipng-modprobe
+chmod 755 /run/ipng-modprobe
+echo /run/ipng-modprobe > /proc/sys/kernel/modprobe || die "set kernel.modprobe"
 
 # --- soft-RoCE ---
-step 300 modprobe -d "$moddir" rdma_rxe || die "modprobe rdma_rxe"
-step 120 modprobe -d "$moddir" ib_uverbs || say "warning: ib_uverbs did not load"
-step 120 modprobe -d "$moddir" ib_umad || say "warning: ib_umad did not load"
+step 300 modprobe -a -d "$moddir" rdma_rxe ib_uverbs ib_umad
+[ -d /sys/module/rdma_rxe ] || die "modprobe rdma_rxe"
 step 120 rdma link add rxe0 type rxe netdev eth0 || die "rdma link add rxe0"
 state=/sys/class/infiniband/rxe0/ports/1/state
-for ((n = 0; n < 600; n++)); do
-	grep -q ACTIVE "$state" 2>/dev/null && break
-	sleep 0.1
+st=''
+for ((n = 0; n < 300; n++)); do
+	read -r st < "$state"
+	[[ $st == *ACTIVE* ]] && break
+	sleep 0.2
 done
-grep -q ACTIVE "$state" 2>/dev/null || die "rxe0 port not ACTIVE ($(cat "$state" 2>/dev/null))"
+[[ $st == *ACTIVE* ]] || die "rxe0 port not ACTIVE ($st)"
 say "rxe0 ACTIVE, setup done at uptime $(uptime_s)s"
-
-# Forget kmemleak's view of boot and setup: report only what the script leaks.
-kmemleak=/sys/kernel/debug/kmemleak
-if [ -w $kmemleak ]; then
-	echo scan > $kmemleak
-	echo clear > $kmemleak
-fi
 
 export IPNG_VM=$vm IPNG_NVMS=$nvms IPNG_PEER_VM=$peer IPNG_PEER_IP=10.9.0.$peer
 export IPNG_RESULTS=/results IPNG_OUT=$out IPNG_MODDIR=$moddir IPNG_REPO=$repo
@@ -192,17 +193,32 @@ else
 	cd "$out" || die "cd $out"
 	run=(bash "$script")
 	[ -x "$script" ] && run=("$script")
-	if [ "$script_timeout" != 0 ]; then
-		run=(timeout -k 10 "$script_timeout" "${run[@]}")
-	fi
-	"${run[@]}" </dev/null 2>&1 | tee "$out/script.log"
-	rc=${PIPESTATUS[0]}
+	# Output to the console and script.log. timeout (0 = none) puts the
+	# script in its own process group: whatever it left running is killed
+	# afterwards, so that it cannot hold the output pipe open forever.
+	exec 3> >(exec tee "$out/script.log")
+	teepid=$!
+	timeout -k 10 "$script_timeout" "${run[@]}" </dev/null >&3 2>&1 &
+	spid=$!
+	exec 3>&-
+	wait "$spid"
+	rc=$?
+	kill -KILL -- "-$spid" 2>/dev/null
+	for ((n = 0; n < 100; n++)); do
+		kill -0 "$teepid" 2>/dev/null || break
+		sleep 0.1
+	done
+	kill "$teepid" 2>/dev/null
 	cd / || true
-	[ "$script_timeout" != 0 ] && [ "$rc" = 124 ] &&
+	if [ "$script_timeout" != 0 ] && [ "$rc" = 124 ]; then
 		say "script timed out after ${script_timeout}s"
+	fi
 fi
 say "script exit code $rc at uptime $(uptime_s)s"
 
+# Leaks since boot (kmemleak reports objects unreferenced over two scans
+# and at least 5 s old).
+kmemleak=/sys/kernel/debug/kmemleak
 if [ -w $kmemleak ]; then
 	echo scan > $kmemleak
 	sleep 5

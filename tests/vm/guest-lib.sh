@@ -158,18 +158,21 @@ ktap_skip() { _ktap_add ok "$1" "SKIP ${2:-}"; }
 
 # ktap_check NAME COMMAND...
 # Run COMMAND (stdin /dev/null, output captured); ok if it succeeds, else
-# not ok with its output and exit status as diagnostics. Returns its status.
+# not ok with (the end of) its output and its exit status as diagnostics.
+# Returns 0 so that a `set -e` script goes on to its next test; the
+# command's exit status is left in KTAP_RC.
+KTAP_RC=0
 ktap_check() {
-	local name=$1 out rc=0
+	local name=$1 out
 	shift
-	out=$("$@" </dev/null 2>&1) || rc=$?
-	if [ $rc = 0 ]; then
+	KTAP_RC=0
+	out=$("$@" </dev/null 2>&1) || KTAP_RC=$?
+	if [ $KTAP_RC = 0 ]; then
 		ktap_ok "$name"
 	else
 		ktap_fail "$name" "$(printf '%s\n' "$out" | tail -n 40)
-\$ $* -> exit status $rc"
+\$ $* -> exit status $KTAP_RC"
 	fi
-	return $rc
 }
 
 # ktap_end

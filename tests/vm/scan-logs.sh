@@ -38,7 +38,7 @@ patterns=(
 )
 regex=$(IFS='|'; echo "${patterns[*]}")
 # Harmless lines of this kernel that contain a pattern.
-allow='KernelAddressSanitizer initialized|kasan: '
+allow='kasan: KernelAddressSanitizer initialized'
 
 found=0 missing=0
 for f in "$@"; do

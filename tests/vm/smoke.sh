@@ -12,7 +12,11 @@ rxe=/sys/class/infiniband/rxe0
 
 eth0_mtu() { [ "$(cat /sys/class/net/eth0/mtu)" = "$IPNG_MTU" ]; }
 # GID index 1 of an rxe port is the IPv4-mapped address of its netdev.
-rxe_ipv4_gid() { wait_for 10 grep -qx "::ffff:10.9.0.$IPNG_VM" "$rxe/ports/1/gids/1"; }
+rxe_ipv4_gid() {
+	local gid
+	gid=$(printf '0000:0000:0000:0000:0000:ffff:0a09:%04x' "$IPNG_VM")
+	wait_for 10 grep -qx "$gid" "$rxe/ports/1/gids/1" || { cat "$rxe/ports/1/gids/1"; return 1; }
+}
 root_writable() { echo x > /tmp/ipng-smoke && echo x > "$HOME/ipng-smoke" && echo x > /var/tmp/ipng-smoke; }
 exchange() {
 	vm_publish hello "from-vm$IPNG_VM"
