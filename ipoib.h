@@ -7,13 +7,21 @@
 #ifndef IPNG_H
 #define IPNG_H
 
+#include <linux/kref.h>
 #include <linux/list.h>
 #include <linux/mutex.h>
 #include <linux/netdevice.h>
+#include <linux/rhashtable-types.h>
 #include <linux/workqueue.h>
 #include <rdma/ib_verbs.h>
 
+#include "ipoib_stats.h"
 #include "ipoib_wire.h"
+
+#define IPNG_WC_BATCH	16	/* completions polled at once */
+
+/* The link header the stack builds: destination address + IPoIB header. */
+#define IPNG_HARD_LEN	(IPNG_ADDR_LEN + IPNG_HLEN)
 
 #define DRV_NAME	"ipoib_ng"
 #define DRV_VERSION	"0.1.0"
@@ -26,6 +34,13 @@ struct ipng_dev;
  * @addr_gid_index: GID table index whose GID goes into the link address
  * @carried_by: whether @ndev is the network device under the port (RoCE);
  *	port changes made on it (its MTU) come without an IB event
+ * @resolve_path: fill the address vector that reaches @dgid (unicast or
+ *	multicast); may sleep
+ * @mcast_join: make the UD QP receive group @mgid; may sleep; @cookie
+ *	is handed back to @mcast_leave
+ * @mcast_leave: undo @mcast_join
+ * @repair_gids: called after the interface dropped its address handles
+ *	following a port change; may sleep
  *
  * The rest of the driver never tests the link layer; it calls these.
  */
@@ -33,6 +48,73 @@ struct ipng_fabric_ops {
 	const char *name;
 	int (*addr_gid_index)(struct ipng_dev *ipd);
 	bool (*carried_by)(struct ipng_dev *ipd, struct net_device *ndev);
+	int (*resolve_path)(struct ipng_dev *ipd, const union ib_gid *dgid,
+			    struct rdma_ah_attr *attr);
+	int (*mcast_join)(struct ipng_dev *ipd, const union ib_gid *mgid,
+			  int *cookie);
+	void (*mcast_leave)(struct ipng_dev *ipd, const union ib_gid *mgid,
+			    int cookie);
+	void (*repair_gids)(struct ipng_dev *ipd);
+};
+
+/**
+ * struct ipng_ah - a reference-counted address handle
+ * @ref: one per path or group holding it and one per packet in flight
+ * @ah: the verbs address handle
+ * @free_work: destroys @ah in process context after the last put
+ */
+struct ipng_ah {
+	struct kref ref;
+	struct ib_ah *ah;
+	struct work_struct free_work;
+};
+
+/**
+ * struct ipng_slot - one entry of a send or receive ring
+ * @skb: the buffer posted (NULL when the slot is empty)
+ * @dma: its DMA address
+ * @len: mapped length
+ * @ah: send only: address handle held while the packet is in flight
+ */
+struct ipng_slot {
+	struct sk_buff *skb;
+	u64 dma;
+	u32 len;
+	struct ipng_ah *ah;
+};
+
+/**
+ * struct ipng_tx_ring - UD send ring
+ * @slots: @size entries
+ * @size: power of two
+ * @head: next slot to post; written by the transmit path only
+ * @tail: next slot to complete; written by NAPI only
+ * @cqe: completion entry of every send
+ */
+struct ipng_tx_ring {
+	struct ipng_slot *slots;
+	u32 size;
+	u32 head;
+	u32 tail;
+	struct ib_cqe cqe;
+};
+
+/**
+ * struct ipng_rx_ring - UD receive ring; used by NAPI only once started
+ * @slots: @size entries
+ * @size: power of two
+ * @head: receives posted so far
+ * @tail: receives completed so far
+ * @buf_len: bytes per buffer: GRH area + header + MTU
+ * @cqe: completion entry of every receive
+ */
+struct ipng_rx_ring {
+	struct ipng_slot *slots;
+	u32 size;
+	u32 head;
+	u32 tail;
+	u32 buf_len;
+	struct ib_cqe cqe;
 };
 
 /**
@@ -61,7 +143,18 @@ enum ipng_flags {
  * @scope: scope nibble of the multicast GIDs
  * @flags: IPNG_F_* bits
  * @port_work: refreshes carrier and link address after a port event
+ * @repair_work: runs fabric repair_gids once released handles are gone
+ * @notify_work: announces the interface's address after it comes up
  * @list: entry in &ipng_ca.ports
+ * @napi: polls both CQs
+ * @wcs: completion batch of @napi
+ * @stats: per-CPU counters
+ * @tx: send ring
+ * @rx: receive ring
+ * @paths: path cache, struct ipng_path keyed by destination GID
+ * @paths_walk_lock: serializes walks that remove paths (aging, flush)
+ * @path_gc: ages paths out
+ * @mcast: multicast state (ipoib_multicast.c)
  *
  * Verbs objects are created before the netdev is registered and destroyed
  * after it is unregistered, so they are valid whenever netdev ops run.
@@ -86,7 +179,20 @@ struct ipng_dev {
 
 	unsigned long flags;
 	struct work_struct port_work;
+	struct work_struct repair_work;
+	struct work_struct notify_work;
 	struct list_head list;
+
+	struct napi_struct napi;
+	struct ib_wc wcs[IPNG_WC_BATCH];
+	struct ipng_pcpu_stats __percpu *stats;
+	struct ipng_tx_ring tx;
+	struct ipng_rx_ring rx;
+
+	struct rhashtable paths;
+	struct mutex paths_walk_lock;	/* one remover of paths at a time */
+	struct delayed_work path_gc;
+	struct ipng_mcast *mcast;
 };
 
 /**
@@ -113,6 +219,7 @@ static inline struct ipng_dev *ipng_priv(const struct net_device *ndev)
 }
 
 extern struct workqueue_struct *ipng_wq;
+extern struct workqueue_struct *ipng_ah_wq;
 extern unsigned int ipng_send_queue_size;
 extern unsigned int ipng_recv_queue_size;
 
@@ -126,7 +233,44 @@ struct ipng_dev *ipng_dev_create(struct ib_device *ca, u32 port,
 void ipng_dev_destroy(struct ipng_dev *ipd);
 void ipng_dev_port_event(struct ipng_dev *ipd, enum ib_event_type event);
 
+/* ipoib_ud.c */
+extern const struct header_ops ipng_header_ops;
+void ipng_ud_send(struct ipng_dev *ipd, struct sk_buff *skb,
+		  struct ipng_ah *ah, u32 qpn);
+void ipng_ud_cq_event(struct ib_cq *cq, void *context);
+int ipng_ud_init(struct ipng_dev *ipd, u32 send_size, u32 recv_size);
+void ipng_ud_cleanup(struct ipng_dev *ipd);
+int ipng_ud_start(struct ipng_dev *ipd);
+void ipng_ud_stop(struct ipng_dev *ipd);
+
+/* ipoib_arp.c */
+int ipng_paths_init(struct ipng_dev *ipd);
+void ipng_paths_cleanup(struct ipng_dev *ipd);
+void ipng_paths_flush(struct ipng_dev *ipd);
+void ipng_paths_start(struct ipng_dev *ipd);
+void ipng_paths_stop(struct ipng_dev *ipd);
+void ipng_path_xmit(struct ipng_dev *ipd, struct sk_buff *skb);
+extern unsigned int ipng_path_timeout;
+
+/* ipoib_multicast.c */
+int ipng_mcast_init(struct ipng_dev *ipd);
+void ipng_mcast_cleanup(struct ipng_dev *ipd);
+void ipng_mcast_start(struct ipng_dev *ipd);
+void ipng_mcast_stop(struct ipng_dev *ipd);
+void ipng_mcast_rx_mode(struct ipng_dev *ipd);
+
 /* ipoib_ib.c */
+struct ipng_ah *ipng_ah_create(struct ipng_dev *ipd,
+			       struct rdma_ah_attr *attr);
+void ipng_ah_put(struct ipng_ah *ah);
+void ipng_ah_flush(void);
+
+static inline struct ipng_ah *ipng_ah_get(struct ipng_ah *ah)
+{
+	kref_get(&ah->ref);
+	return ah;
+}
+
 int ipng_ib_init(struct ipng_dev *ipd);
 void ipng_ib_cleanup(struct ipng_dev *ipd);
 int ipng_ib_open(struct ipng_dev *ipd);

@@ -17,18 +17,27 @@ static void ipng_qp_event(struct ib_event *event, void *context)
 		   event->event);
 }
 
+/*
+ * Both CQs interrupt into the same NAPI context; completions are dispatched
+ * by their struct ib_cqe (ipoib_ud.c).
+ */
 static int ipng_create_cqs(struct ipng_dev *ipd, u32 send_wr, u32 recv_wr)
 {
-	ipd->send_cq = ib_alloc_cq(ipd->ca, ipd, send_wr, 0, IB_POLL_SOFTIRQ);
+	struct ib_cq_init_attr attr = { .cqe = send_wr };
+
+	ipd->send_cq = ib_create_cq(ipd->ca, ipng_ud_cq_event, NULL, ipd,
+				    &attr);
 	if (IS_ERR(ipd->send_cq))
 		goto err_send;
-	ipd->recv_cq = ib_alloc_cq(ipd->ca, ipd, recv_wr, 0, IB_POLL_SOFTIRQ);
+	attr.cqe = recv_wr;
+	ipd->recv_cq = ib_create_cq(ipd->ca, ipng_ud_cq_event, NULL, ipd,
+				    &attr);
 	if (IS_ERR(ipd->recv_cq))
 		goto err_recv;
 	return 0;
 
 err_recv:
-	ib_free_cq(ipd->send_cq);
+	ib_destroy_cq(ipd->send_cq);
 	ipd->send_cq = NULL;
 	return PTR_ERR(ipd->recv_cq);
 err_send:
@@ -88,11 +97,18 @@ int ipng_ib_init(struct ipng_dev *ipd)
 	err = ipng_create_qp(ipd, send_wr, recv_wr);
 	if (err)
 		goto err_cqs;
+	err = ipng_ud_init(ipd, rounddown_pow_of_two(send_wr),
+			   rounddown_pow_of_two(recv_wr));
+	if (err)
+		goto err_qp;
 	return 0;
 
+err_qp:
+	ib_destroy_qp(ipd->qp);
+	ipd->qp = NULL;
 err_cqs:
-	ib_free_cq(ipd->recv_cq);
-	ib_free_cq(ipd->send_cq);
+	ib_destroy_cq(ipd->recv_cq);
+	ib_destroy_cq(ipd->send_cq);
 	ipd->recv_cq = NULL;
 	ipd->send_cq = NULL;
 err_pd:
@@ -112,16 +128,19 @@ err_out:
  */
 void ipng_ib_cleanup(struct ipng_dev *ipd)
 {
+	ipng_ud_cleanup(ipd);
+	/* No address handle may outlive the PD. */
+	ipng_ah_flush();
 	if (ipd->qp) {
 		ib_destroy_qp(ipd->qp);
 		ipd->qp = NULL;
 	}
 	if (ipd->recv_cq) {
-		ib_free_cq(ipd->recv_cq);
+		ib_destroy_cq(ipd->recv_cq);
 		ipd->recv_cq = NULL;
 	}
 	if (ipd->send_cq) {
-		ib_free_cq(ipd->send_cq);
+		ib_destroy_cq(ipd->send_cq);
 		ipd->send_cq = NULL;
 	}
 	if (ipd->pd) {
@@ -189,8 +208,16 @@ int ipng_ib_open(struct ipng_dev *ipd)
 	if (err) {
 		netdev_err(ipd->ndev, "cannot bring UD QP %u to RTS: %d\n",
 			   ipd->qp->qp_num, err);
-		ipng_qp_reset(ipd);
+		goto err_reset;
 	}
+	err = ipng_ud_start(ipd);
+	if (err)
+		goto err_reset;
+	return 0;
+
+err_reset:
+	/* Nothing is posted when ipng_ud_start() fails. */
+	ipng_qp_reset(ipd);
 	return err;
 }
 
@@ -202,6 +229,75 @@ void ipng_ib_stop(struct ipng_dev *ipd)
 {
 	ASSERT_RTNL();
 	ipng_qp_reset(ipd);
+	ipng_ud_stop(ipd);
+}
+
+static void ipng_ah_free_work(struct work_struct *work)
+{
+	struct ipng_ah *ah = container_of(work, struct ipng_ah, free_work);
+
+	rdma_destroy_ah(ah->ah, RDMA_DESTROY_AH_SLEEPABLE);
+	kfree(ah);
+}
+
+/**
+ * ipng_ah_create() - create a reference-counted address handle
+ * @ipd: interface (its PD)
+ * @attr: address vector
+ *
+ * May sleep (RoCE resolves the destination MAC).
+ *
+ * Return: the handle with one reference, or an ERR_PTR.
+ */
+struct ipng_ah *ipng_ah_create(struct ipng_dev *ipd, struct rdma_ah_attr *attr)
+{
+	struct ipng_ah *ah;
+	struct ib_ah *ib_ah;
+
+	ah = kzalloc(sizeof(*ah), GFP_KERNEL);
+	if (!ah)
+		return ERR_PTR(-ENOMEM);
+	ib_ah = rdma_create_ah(ipd->pd, attr, RDMA_CREATE_AH_SLEEPABLE);
+	if (IS_ERR(ib_ah)) {
+		kfree(ah);
+		return ERR_CAST(ib_ah);
+	}
+	ah->ah = ib_ah;
+	kref_init(&ah->ref);
+	INIT_WORK(&ah->free_work, ipng_ah_free_work);
+	return ah;
+}
+
+/*
+ * The last reference may be dropped in NAPI or in an RCU callback, and
+ * some drivers (rxe) cannot destroy an address handle in softirq context:
+ * destruction goes to ipng_ah_wq, which ipng_ah_flush() waits for.
+ */
+static void ipng_ah_release(struct kref *ref)
+{
+	struct ipng_ah *ah = container_of(ref, struct ipng_ah, ref);
+
+	queue_work(ipng_ah_wq, &ah->free_work);
+}
+
+/**
+ * ipng_ah_flush() - wait until released address handles are destroyed
+ *
+ * Includes those released by paths freed after an RCU grace period.
+ */
+void ipng_ah_flush(void)
+{
+	rcu_barrier();
+	flush_workqueue(ipng_ah_wq);
+}
+
+/**
+ * ipng_ah_put() - drop a reference; any context
+ * @ah: address handle
+ */
+void ipng_ah_put(struct ipng_ah *ah)
+{
+	kref_put(&ah->ref, ipng_ah_release);
 }
 
 /**

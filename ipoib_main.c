@@ -20,6 +20,7 @@ MODULE_LICENSE("GPL");
 MODULE_VERSION(DRV_VERSION);
 
 struct workqueue_struct *ipng_wq;
+struct workqueue_struct *ipng_ah_wq;
 
 #define IPNG_RING_MIN		64
 #define IPNG_RING_MAX		8192
@@ -265,6 +266,11 @@ static int __init ipng_init(void)
 	ipng_wq = alloc_ordered_workqueue("%s", WQ_MEM_RECLAIM, DRV_NAME);
 	if (!ipng_wq)
 		return -ENOMEM;
+	ipng_ah_wq = alloc_workqueue("%s_ah", WQ_MEM_RECLAIM, 0, DRV_NAME);
+	if (!ipng_ah_wq) {
+		err = -ENOMEM;
+		goto err_wq;
+	}
 
 	err = ipng_netlink_init();
 	if (err == -EEXIST) {
@@ -273,7 +279,7 @@ static int __init ipng_init(void)
 		err = -EBUSY;
 	}
 	if (err)
-		goto err_wq;
+		goto err_ah_wq;
 
 	err = register_netdevice_notifier(&ipng_netdev_notifier);
 	if (err)
@@ -287,6 +293,8 @@ err_notifier:
 	unregister_netdevice_notifier(&ipng_netdev_notifier);
 err_netlink:
 	ipng_netlink_exit();
+err_ah_wq:
+	destroy_workqueue(ipng_ah_wq);
 err_wq:
 	destroy_workqueue(ipng_wq);
 	return err;
@@ -297,6 +305,7 @@ static void __exit ipng_exit(void)
 	ib_unregister_client(&ipng_client);
 	unregister_netdevice_notifier(&ipng_netdev_notifier);
 	ipng_netlink_exit();
+	destroy_workqueue(ipng_ah_wq);
 	destroy_workqueue(ipng_wq);
 }
 

@@ -20,7 +20,10 @@ static int ipng_open(struct net_device *ndev)
 	if (err)
 		return err;
 	set_bit(IPNG_F_OPEN, &ipd->flags);
+	ipng_paths_start(ipd);
+	ipng_mcast_start(ipd);
 	netif_start_queue(ndev);
+	queue_work(ipng_wq, &ipd->notify_work);
 	return 0;
 }
 
@@ -29,27 +32,67 @@ static int ipng_stop(struct net_device *ndev)
 	struct ipng_dev *ipd = ipng_priv(ndev);
 
 	netif_stop_queue(ndev);
-	if (test_and_clear_bit(IPNG_F_OPEN, &ipd->flags))
-		ipng_ib_stop(ipd);
+	if (!test_and_clear_bit(IPNG_F_OPEN, &ipd->flags))
+		return 0;
+	ipng_mcast_stop(ipd);
+	ipng_paths_stop(ipd);
+	ipng_ib_stop(ipd);
 	return 0;
 }
 
-/*
- * This release has no datagram path yet: every packet handed down is
- * dropped and counted in tx_dropped, so the stack sees an honest link that
- * carries nothing rather than one that pretends to send.
- */
 static netdev_tx_t ipng_start_xmit(struct sk_buff *skb, struct net_device *ndev)
 {
-	dev_core_stats_tx_dropped_inc(ndev);
-	dev_kfree_skb_any(skb);
+	struct ipng_dev *ipd = ipng_priv(ndev);
+
+	if (unlikely(skb->len < IPNG_HARD_LEN)) {
+		ipng_stat_add(ipd->stats, IPNG_STAT_TX_DROP_BAD_HEADER, 1);
+		dev_kfree_skb_any(skb);
+		return NETDEV_TX_OK;
+	}
+	if (unlikely(skb->len - IPNG_HARD_LEN > ndev->mtu)) {
+		ipng_stat_add(ipd->stats, IPNG_STAT_TX_DROP_TOO_BIG, 1);
+		dev_kfree_skb_any(skb);
+		return NETDEV_TX_OK;
+	}
+	ipng_path_xmit(ipd, skb);
 	return NETDEV_TX_OK;
+}
+
+static void ipng_set_rx_mode(struct net_device *ndev)
+{
+	ipng_mcast_rx_mode(ipng_priv(ndev));
+}
+
+static void ipng_get_stats64(struct net_device *ndev,
+			     struct rtnl_link_stats64 *st)
+{
+	struct ipng_dev *ipd = ipng_priv(ndev);
+	u64 c[IPNG_STAT_MAX];
+
+	ipng_stats_sum(ipd->stats, c);
+	st->rx_packets = c[IPNG_STAT_RX_PACKETS];
+	st->rx_bytes = c[IPNG_STAT_RX_BYTES];
+	st->tx_packets = c[IPNG_STAT_TX_PACKETS];
+	st->tx_bytes = c[IPNG_STAT_TX_BYTES];
+	st->rx_errors = c[IPNG_STAT_RX_ERRORS];
+	st->tx_errors = c[IPNG_STAT_TX_ERRORS];
+	st->rx_dropped = c[IPNG_STAT_RX_DROP_SHORT] +
+			 c[IPNG_STAT_RX_DROP_PROTO] +
+			 c[IPNG_STAT_RX_DROP_OWN_MCAST] +
+			 c[IPNG_STAT_RX_DROP_NOMEM];
+	st->tx_dropped = c[IPNG_STAT_TX_DROP_NO_PATH] +
+			 c[IPNG_STAT_TX_DROP_QUEUE_FULL] +
+			 c[IPNG_STAT_TX_DROP_BAD_HEADER] +
+			 c[IPNG_STAT_TX_DROP_TOO_BIG] +
+			 c[IPNG_STAT_TX_DROP_POST];
 }
 
 static const struct net_device_ops ipng_netdev_ops = {
 	.ndo_open		= ipng_open,
 	.ndo_stop		= ipng_stop,
 	.ndo_start_xmit		= ipng_start_xmit,
+	.ndo_set_rx_mode	= ipng_set_rx_mode,
+	.ndo_get_stats64	= ipng_get_stats64,
 };
 
 static void ipng_setup(struct net_device *ndev)
@@ -57,9 +100,10 @@ static void ipng_setup(struct net_device *ndev)
 	ndev->netdev_ops	= &ipng_netdev_ops;
 	ndev->ethtool_ops	= &ipng_ethtool_ops;
 	ndev->rtnl_link_ops	= &ipng_link_ops;
+	ndev->header_ops	= &ipng_header_ops;
 	ndev->type		= ARPHRD_INFINIBAND;
 	ndev->addr_len		= IPNG_ADDR_LEN;
-	ndev->hard_header_len	= IPNG_HLEN;
+	ndev->hard_header_len	= IPNG_HARD_LEN;
 	ndev->flags		= IFF_BROADCAST | IFF_MULTICAST;
 	ndev->min_mtu		= ETH_MIN_MTU;
 	ndev->max_mtu		= ib_mtu_enum_to_int(IB_MTU_2048) - IPNG_HLEN;
@@ -139,6 +183,11 @@ static void ipng_apply_port(struct ipng_dev *ipd,
 		if (registered)
 			call_netdevice_notifiers(NETDEV_CHANGEADDR, ndev);
 	}
+	/* Before registration carrier stays off: the first refresh after
+	 * registration turns it on through linkwatch, which sets operstate.
+	 */
+	if (!registered)
+		return;
 	if (view->up && !netif_carrier_ok(ndev))
 		netif_carrier_on(ndev);
 	else if (!view->up && netif_carrier_ok(ndev))
@@ -153,6 +202,36 @@ static void ipng_port_work(struct work_struct *work)
 	ipng_read_port(ipd, &view);
 	rtnl_lock();
 	ipng_apply_port(ipd, &view);
+	rtnl_unlock();
+	/* Whatever changed, cached address handles may now be wrong. */
+	ipng_paths_flush(ipd);
+	if (!test_bit(IPNG_F_DYING, &ipd->flags))
+		queue_work(ipng_wq, &ipd->repair_work);
+}
+
+static void ipng_repair_work(struct work_struct *work)
+{
+	struct ipng_dev *ipd = container_of(work, struct ipng_dev,
+					    repair_work);
+
+	/* Flushed paths free their address handles after a grace period. */
+	ipng_ah_flush();
+	ipd->fabric->repair_gids(ipd);
+}
+
+/*
+ * A (re)opened interface has a new QPN in its address: tell the neighbours
+ * (gratuitous ARP, unsolicited NA) rather than let them send to the old
+ * one until their entries time out. Runs once ndo_open has returned.
+ */
+static void ipng_notify_work(struct work_struct *work)
+{
+	struct ipng_dev *ipd = container_of(work, struct ipng_dev,
+					    notify_work);
+
+	rtnl_lock();
+	if (netif_running(ipd->ndev) && netif_carrier_ok(ipd->ndev))
+		__netdev_notify_peers(ipd->ndev);
 	rtnl_unlock();
 }
 
@@ -230,16 +309,30 @@ struct ipng_dev *ipng_dev_create(struct ib_device *ca, u32 port,
 	ipd->port = port;
 	ipd->fabric = fabric;
 	INIT_WORK(&ipd->port_work, ipng_port_work);
+	INIT_WORK(&ipd->repair_work, ipng_repair_work);
+	INIT_WORK(&ipd->notify_work, ipng_notify_work);
 	INIT_LIST_HEAD(&ipd->list);
 
 	err = ipng_read_pkey(ipd);
 	if (err)
 		goto err_free;
+	ipd->stats = netdev_alloc_pcpu_stats(struct ipng_pcpu_stats);
+	if (!ipd->stats) {
+		err = -ENOMEM;
+		goto err_free;
+	}
+	err = ipng_paths_init(ipd);
+	if (err)
+		goto err_stats;
+	err = ipng_mcast_init(ipd);
+	if (err)
+		goto err_paths;
 	err = ipng_ib_init(ipd);
 	if (err)
-		goto err_free;
+		goto err_mcast;
 	ipng_read_port(ipd, &view);
 	ipng_apply_port(ipd, &view);
+	netif_carrier_off(ndev);
 	ipng_broadcast_addr(ndev->broadcast, ipd->scope, ipd->pkey);
 	SET_NETDEV_DEV(ndev, ca->dev.parent ?: &ca->dev);
 	ndev->dev_port = port - 1;
@@ -253,6 +346,12 @@ struct ipng_dev *ipng_dev_create(struct ib_device *ca, u32 port,
 
 err_ib:
 	ipng_ib_cleanup(ipd);
+err_mcast:
+	ipng_mcast_cleanup(ipd);
+err_paths:
+	ipng_paths_cleanup(ipd);
+err_stats:
+	free_percpu(ipd->stats);
 err_free:
 	dev_err(&ca->dev, "%s: no interface on port %u: %d\n", DRV_NAME, port,
 		err);
@@ -265,7 +364,8 @@ err_free:
  * @ipd: interface; the device's event handler is already unregistered
  *
  * Order: no new port work, wait for queued work, unregister the netdev
- * (which stops it), then destroy the verbs objects and free.
+ * (which stops it: groups left, paths flushed, rings emptied), then free
+ * multicast and path state, destroy the verbs objects and free.
  */
 void ipng_dev_destroy(struct ipng_dev *ipd)
 {
@@ -273,7 +373,12 @@ void ipng_dev_destroy(struct ipng_dev *ipd)
 
 	set_bit(IPNG_F_DYING, &ipd->flags);
 	cancel_work_sync(&ipd->port_work);
+	cancel_work_sync(&ipd->repair_work);
+	cancel_work_sync(&ipd->notify_work);
 	unregister_netdev(ndev);
+	ipng_mcast_cleanup(ipd);
+	ipng_paths_cleanup(ipd);
 	ipng_ib_cleanup(ipd);
+	free_percpu(ipd->stats);
 	free_netdev(ndev);
 }

@@ -23,5 +23,23 @@ echo "\$ ethtool -i ib0"
 ethtool -i ib0
 echo "\$ rdma res show qp type UD"
 rdma res show qp type UD
+peer=$((3 - IPNG_VM))
+echo "\$ ping -c 3 10.10.0.$peer"
+ping -c 3 -W 5 "10.10.0.$peer"
+echo "\$ ip neigh show dev ib0"
+ip neigh show dev ib0
+vm_barrier demo-iperf 120
+if [ "$IPNG_VM" = 1 ]; then
+	iperf3 -s -1 -B 10.10.0.1 > /dev/null 2>&1 &
+	sleep 1
+	vm_barrier demo-iperf-ready 60
+	wait
+else
+	vm_barrier demo-iperf-ready 60
+	echo "\$ iperf3 -c 10.10.0.1 -t 5"
+	iperf3 -c 10.10.0.1 -t 5
+fi
+echo "\$ ip -s link show ib0"
+ip -s link show ib0
 vm_barrier demo-done 120
 rmmod ipoib_ng

@@ -11,7 +11,7 @@ pkgs=(
 	linux-source-6.1 linux-headers-amd64 dkms
 	qemu-system-x86
 	iproute2 rdma-core ibverbs-utils infiniband-diags perftest
-	ethtool iputils-ping arping iperf3 tshark procps
+	ethtool iputils-ping arping iperf3 tshark procps busybox-static
 )
 
 missing=()

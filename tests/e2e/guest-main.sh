@@ -8,7 +8,7 @@
 set -u
 . "$IPNG_REPO/tests/vm/guest-lib.sh"
 
-suites=(link)
+suites=(link datagram)
 rc=0
 
 if [ "$IPNG_VM" = 1 ]; then

@@ -106,12 +106,18 @@ t_carrier_follows_port() {
 }
 
 t_addr_follows_gid() {
-	local mac
+	local mac rc=0
 	mac=$(cat $NET/eth0/address)
 	ip link set eth0 address "52:54:00:00:01:0$IPNG_VM" || return 1
-	wait_for 10 gid_in_addr || { echo "gid $(port_gid_hex) addr $(ib_hex)"; return 1; }
-	grep -q "5054:00ff:fe00:010$IPNG_VM" $PORT/gids/0 || return 1
-	ip link set eth0 address "$mac" && wait_for 10 gid_in_addr
+	if ! wait_for 15 gid_in_addr ||
+	   ! grep -q "5054:00ff:fe00:010$IPNG_VM" $PORT/gids/0; then
+		echo "gid $(port_gid_hex) addr $(ib_hex)"
+		rc=1
+	fi
+	# Restore the MAC whatever happened: later tests need it.
+	ip link set eth0 address "$mac" || return 1
+	wait_for 15 gid_in_addr || { echo "after restore: gid $(port_gid_hex) addr $(ib_hex)"; return 1; }
+	return $rc
 }
 
 t_dellink_keeps() {

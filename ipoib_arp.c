@@ -1,0 +1,348 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Path cache: destination GID -> address handle. Transmit looks paths up
+ * under RCU; a miss creates a path in state RESOLVING whose resolution
+ * runs on the module workqueue through the fabric ops, while up to
+ * IPNG_PATH_QUEUE_LEN packets wait on it. Paths unused for
+ * ipng_path_timeout seconds are aged out; all are flushed on port events
+ * and when the interface stops.
+ */
+#include <linux/module.h>
+#include <linux/rhashtable.h>
+#include <linux/skbuff.h>
+
+#include "ipoib.h"
+
+#define IPNG_PATH_QUEUE_LEN	8
+#define IPNG_PATH_RETRY		HZ
+#define IPNG_PATH_MAX		4096
+
+unsigned int ipng_path_timeout = 300;
+module_param_named(path_timeout, ipng_path_timeout, uint, 0644);
+MODULE_PARM_DESC(path_timeout, "Seconds an unused path stays cached (default 300, min 1)");
+
+/**
+ * enum ipng_path_state - life of a path
+ * @IPNG_PATH_RESOLVING: resolution queued or running; packets wait
+ * @IPNG_PATH_VALID: @ah is set and never changes again
+ * @IPNG_PATH_FAILED: resolution failed; packets are dropped until a retry
+ */
+enum ipng_path_state {
+	IPNG_PATH_RESOLVING,
+	IPNG_PATH_VALID,
+	IPNG_PATH_FAILED,
+};
+
+/**
+ * struct ipng_path - how to reach one destination GID
+ * @node: in &ipng_dev.paths
+ * @dgid: destination GID (the key)
+ * @ipd: owning interface
+ * @lock: protects @state, @queue and @failed_at
+ * @state: see enum ipng_path_state
+ * @ah: set once, when the path becomes VALID (read under RCU)
+ * @queue: packets waiting for resolution, link header still on
+ * @failed_at: jiffies of the last failure
+ * @last_used: jiffies of the last transmit, for aging
+ * @resolve_work: runs the resolution
+ * @dead: entry in a walker's list of paths to remove
+ * @rcu: frees the path after a grace period
+ */
+struct ipng_path {
+	struct rhash_head node;
+	union ib_gid dgid;
+	struct ipng_dev *ipd;
+	spinlock_t lock;	/* state, queue, failed_at */
+	enum ipng_path_state state;
+	struct ipng_ah __rcu *ah;
+	struct sk_buff_head queue;
+	unsigned long failed_at;
+	unsigned long last_used;
+	struct work_struct resolve_work;
+	struct list_head dead;
+	struct rcu_head rcu;
+};
+
+static const struct rhashtable_params ipng_path_params = {
+	.key_len	= sizeof(union ib_gid),
+	.key_offset	= offsetof(struct ipng_path, dgid),
+	.head_offset	= offsetof(struct ipng_path, node),
+	.automatic_shrinking = true,
+};
+
+static void ipng_path_free_rcu(struct rcu_head *rcu)
+{
+	struct ipng_path *path = container_of(rcu, struct ipng_path, rcu);
+	struct ipng_ah *ah = rcu_dereference_protected(path->ah, 1);
+
+	if (ah)
+		ipng_ah_put(ah);
+	kfree(path);
+}
+
+/*
+ * Unlink a path and free it after a grace period, once its resolution can
+ * no longer run. Transmit may still hold it under RCU.
+ */
+static void ipng_path_remove(struct ipng_path *path)
+{
+	struct ipng_dev *ipd = path->ipd;
+
+	cancel_work_sync(&path->resolve_work);
+	if (rhashtable_remove_fast(&ipd->paths, &path->node, ipng_path_params))
+		return;
+	skb_queue_purge(&path->queue);
+	call_rcu(&path->rcu, ipng_path_free_rcu);
+}
+
+static void ipng_path_resolve_work(struct work_struct *work)
+{
+	struct ipng_path *path = container_of(work, struct ipng_path,
+					      resolve_work);
+	struct ipng_dev *ipd = path->ipd;
+	struct sk_buff_head ready;
+	struct rdma_ah_attr attr;
+	struct ipng_ah *ah;
+	struct sk_buff *skb;
+	int err;
+
+	err = ipd->fabric->resolve_path(ipd, &path->dgid, &attr);
+	ah = err ? ERR_PTR(err) : ipng_ah_create(ipd, &attr);
+
+	__skb_queue_head_init(&ready);
+	spin_lock_bh(&path->lock);
+	if (IS_ERR(ah)) {
+		path->state = IPNG_PATH_FAILED;
+		path->failed_at = jiffies;
+	} else {
+		rcu_assign_pointer(path->ah, ah);
+		path->state = IPNG_PATH_VALID;
+	}
+	skb_queue_splice_init(&path->queue, &ready);
+	spin_unlock_bh(&path->lock);
+
+	if (IS_ERR(ah)) {
+		netdev_dbg(ipd->ndev, "no path to %pI6: %ld\n", path->dgid.raw,
+			   PTR_ERR(ah));
+		local_bh_disable();
+		ipng_stat_add(ipd->stats, IPNG_STAT_TX_DROP_NO_PATH,
+			      skb_queue_len(&ready));
+		local_bh_enable();
+		__skb_queue_purge(&ready);
+		return;
+	}
+	/* Back through the qdisc: the path is valid now. */
+	while ((skb = __skb_dequeue(&ready)))
+		dev_queue_xmit(skb);
+}
+
+static struct ipng_path *ipng_path_new(struct ipng_dev *ipd,
+				       const union ib_gid *dgid)
+{
+	struct ipng_path *path, *old;
+
+	if (atomic_read(&ipd->paths.nelems) >= IPNG_PATH_MAX)
+		return NULL;
+	path = kzalloc(sizeof(*path), GFP_ATOMIC);
+	if (!path)
+		return NULL;
+	path->dgid = *dgid;
+	path->ipd = ipd;
+	spin_lock_init(&path->lock);
+	skb_queue_head_init(&path->queue);
+	path->state = IPNG_PATH_RESOLVING;
+	path->last_used = jiffies;
+	INIT_WORK(&path->resolve_work, ipng_path_resolve_work);
+
+	old = rhashtable_lookup_get_insert_fast(&ipd->paths, &path->node,
+						ipng_path_params);
+	if (old) {
+		kfree(path);
+		return IS_ERR(old) ? NULL : old;
+	}
+	queue_work(ipng_wq, &path->resolve_work);
+	return path;
+}
+
+/* Slow path: the path has no address handle yet. Consumes @skb. */
+static void ipng_path_wait(struct ipng_path *path, struct sk_buff *skb)
+{
+	struct ipng_dev *ipd = path->ipd;
+	enum ipng_stat drop = IPNG_STAT_MAX;
+
+	spin_lock(&path->lock);
+	if (path->state == IPNG_PATH_FAILED &&
+	    time_after(jiffies, path->failed_at + IPNG_PATH_RETRY)) {
+		path->state = IPNG_PATH_RESOLVING;
+		queue_work(ipng_wq, &path->resolve_work);
+	}
+	if (path->state == IPNG_PATH_VALID)
+		drop = IPNG_STAT_MAX;	/* raced with resolution: resend */
+	else if (path->state == IPNG_PATH_FAILED)
+		drop = IPNG_STAT_TX_DROP_NO_PATH;
+	else if (skb_queue_len(&path->queue) >= IPNG_PATH_QUEUE_LEN)
+		drop = IPNG_STAT_TX_DROP_QUEUE_FULL;
+	else
+		goto queue;
+	spin_unlock(&path->lock);
+
+	if (drop == IPNG_STAT_MAX) {
+		dev_queue_xmit(skb);
+		return;
+	}
+	ipng_stat_add(ipd->stats, drop, 1);
+	dev_kfree_skb_any(skb);
+	return;
+
+queue:
+	__skb_queue_tail(&path->queue, skb);
+	spin_unlock(&path->lock);
+}
+
+/**
+ * ipng_path_xmit() - send a packet to the destination in its link header
+ * @ipd: interface
+ * @skb: packet starting with the 24-byte link header; consumed
+ *
+ * Transmit context. A valid path sends at once; otherwise the packet waits
+ * for resolution or is dropped and counted.
+ */
+void ipng_path_xmit(struct ipng_dev *ipd, struct sk_buff *skb)
+{
+	const u8 *daddr = skb->data;
+	struct ipng_path *path;
+	union ib_gid dgid;
+	struct ipng_ah *ah;
+	u32 qpn;
+
+	ipng_addr_gid(daddr, &dgid);
+	qpn = ipng_addr_qpn(daddr);
+
+	rcu_read_lock();
+	path = rhashtable_lookup(&ipd->paths, &dgid, ipng_path_params);
+	if (!path)
+		path = ipng_path_new(ipd, &dgid);
+	if (!path) {
+		rcu_read_unlock();
+		ipng_stat_add(ipd->stats, IPNG_STAT_TX_DROP_NO_PATH, 1);
+		dev_kfree_skb_any(skb);
+		return;
+	}
+	/* Written at most once a jiffy, to keep the cache line shared. */
+	if (time_after(jiffies, READ_ONCE(path->last_used)))
+		WRITE_ONCE(path->last_used, jiffies);
+	ah = rcu_dereference(path->ah);
+	if (likely(ah)) {
+		skb_pull(skb, IPNG_ADDR_LEN);
+		ipng_ud_send(ipd, skb, ah, qpn);
+	} else {
+		ipng_path_wait(path, skb);
+	}
+	rcu_read_unlock();
+}
+
+/*
+ * Remove every path for which @expired says so. Walkers are serialized by
+ * paths_walk_lock; removal sleeps, so it happens after the RCU walk.
+ */
+static void ipng_paths_walk(struct ipng_dev *ipd,
+			    bool (*expired)(struct ipng_path *path))
+{
+	struct rhashtable_iter iter;
+	struct ipng_path *path, *tmp;
+	LIST_HEAD(dead);
+
+	mutex_lock(&ipd->paths_walk_lock);
+	rhashtable_walk_enter(&ipd->paths, &iter);
+	rhashtable_walk_start(&iter);
+	while ((path = rhashtable_walk_next(&iter))) {
+		if (!IS_ERR(path) && expired(path))
+			list_add_tail(&path->dead, &dead);
+	}
+	rhashtable_walk_stop(&iter);
+	rhashtable_walk_exit(&iter);
+	list_for_each_entry_safe(path, tmp, &dead, dead)
+		ipng_path_remove(path);
+	mutex_unlock(&ipd->paths_walk_lock);
+}
+
+static bool ipng_path_idle(struct ipng_path *path)
+{
+	unsigned long timeout = max(ipng_path_timeout, 1U) * HZ;
+
+	return time_after(jiffies, READ_ONCE(path->last_used) + timeout);
+}
+
+static bool ipng_path_any(struct ipng_path *path)
+{
+	return true;
+}
+
+static void ipng_path_gc(struct work_struct *work)
+{
+	struct ipng_dev *ipd = container_of(to_delayed_work(work),
+					    struct ipng_dev, path_gc);
+
+	ipng_paths_walk(ipd, ipng_path_idle);
+	queue_delayed_work(ipng_wq, &ipd->path_gc, HZ);
+}
+
+/**
+ * ipng_paths_flush() - forget every path (port change, interface stop)
+ * @ipd: interface
+ *
+ * Process context; may run on the module workqueue.
+ */
+void ipng_paths_flush(struct ipng_dev *ipd)
+{
+	ipng_paths_walk(ipd, ipng_path_any);
+}
+
+/**
+ * ipng_paths_init() - create the path cache and start aging
+ * @ipd: interface
+ *
+ * Return: 0 or a negative errno.
+ */
+int ipng_paths_init(struct ipng_dev *ipd)
+{
+	int err;
+
+	err = rhashtable_init(&ipd->paths, &ipng_path_params);
+	if (err)
+		return err;
+	mutex_init(&ipd->paths_walk_lock);
+	INIT_DELAYED_WORK(&ipd->path_gc, ipng_path_gc);
+	return 0;
+}
+
+/**
+ * ipng_paths_cleanup() - destroy the path cache
+ * @ipd: interface, stopped
+ */
+void ipng_paths_cleanup(struct ipng_dev *ipd)
+{
+	cancel_delayed_work_sync(&ipd->path_gc);
+	ipng_paths_flush(ipd);
+	rcu_barrier();
+	rhashtable_destroy(&ipd->paths);
+}
+
+/**
+ * ipng_paths_start() - start aging paths
+ * @ipd: interface being opened
+ */
+void ipng_paths_start(struct ipng_dev *ipd)
+{
+	queue_delayed_work(ipng_wq, &ipd->path_gc, HZ);
+}
+
+/**
+ * ipng_paths_stop() - stop aging and forget every path
+ * @ipd: interface being stopped; transmit has stopped
+ */
+void ipng_paths_stop(struct ipng_dev *ipd)
+{
+	cancel_delayed_work_sync(&ipd->path_gc);
+	ipng_paths_flush(ipd);
+}

@@ -1,0 +1,86 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * Interface counters: one table of per-CPU u64 counters, named once in
+ * ipoib_stats.c, that feeds ndo_get_stats64 (and later ethtool -S and
+ * /proc).
+ */
+#ifndef IPNG_STATS_H
+#define IPNG_STATS_H
+
+#include <linux/percpu.h>
+#include <linux/u64_stats_sync.h>
+
+/**
+ * enum ipng_stat - one counter per packet outcome
+ * @IPNG_STAT_RX_PACKETS: packets passed up the stack
+ * @IPNG_STAT_RX_BYTES: their bytes, IPoIB header excluded
+ * @IPNG_STAT_TX_PACKETS: packets whose send completed successfully
+ * @IPNG_STAT_TX_BYTES: their bytes, IPoIB header excluded
+ * @IPNG_STAT_RX_DROP_SHORT: frame shorter than GRH area + header
+ * @IPNG_STAT_RX_DROP_PROTO: EtherType other than IPv4, ARP, IPv6
+ * @IPNG_STAT_RX_DROP_OWN_MCAST: our own multicast looped back to us
+ * @IPNG_STAT_RX_DROP_NOMEM: no buffer to replace the received one
+ * @IPNG_STAT_RX_ERRORS: receive completions with an error status
+ * @IPNG_STAT_TX_DROP_NO_PATH: destination could not be resolved
+ * @IPNG_STAT_TX_DROP_QUEUE_FULL: per-destination resolve queue full
+ * @IPNG_STAT_TX_DROP_BAD_HEADER: packet without a valid IPoIB link header
+ * @IPNG_STAT_TX_DROP_TOO_BIG: packet larger than the datagram MTU
+ * @IPNG_STAT_TX_DROP_POST: the send queue refused the work request
+ * @IPNG_STAT_TX_ERRORS: send completions with an error status
+ * @IPNG_STAT_MAX: number of counters
+ */
+enum ipng_stat {
+	IPNG_STAT_RX_PACKETS,
+	IPNG_STAT_RX_BYTES,
+	IPNG_STAT_TX_PACKETS,
+	IPNG_STAT_TX_BYTES,
+	IPNG_STAT_RX_DROP_SHORT,
+	IPNG_STAT_RX_DROP_PROTO,
+	IPNG_STAT_RX_DROP_OWN_MCAST,
+	IPNG_STAT_RX_DROP_NOMEM,
+	IPNG_STAT_RX_ERRORS,
+	IPNG_STAT_TX_DROP_NO_PATH,
+	IPNG_STAT_TX_DROP_QUEUE_FULL,
+	IPNG_STAT_TX_DROP_BAD_HEADER,
+	IPNG_STAT_TX_DROP_TOO_BIG,
+	IPNG_STAT_TX_DROP_POST,
+	IPNG_STAT_TX_ERRORS,
+	IPNG_STAT_MAX
+};
+
+/**
+ * struct ipng_pcpu_stats - the counters of one CPU
+ * @syncp: makes 64-bit reads consistent on 32-bit hosts
+ * @cnt: values, indexed by enum ipng_stat
+ *
+ * Written only by the owning CPU with bottom halves disabled.
+ */
+struct ipng_pcpu_stats {
+	struct u64_stats_sync syncp;
+	u64_stats_t cnt[IPNG_STAT_MAX];
+};
+
+extern const char * const ipng_stat_names[IPNG_STAT_MAX];
+
+/**
+ * ipng_stat_add() - add to a counter of this CPU
+ * @stats: the interface's per-CPU counters
+ * @stat: which counter
+ * @val: amount
+ *
+ * Callers run in softirq or transmit context, or disable bottom halves.
+ */
+static inline void ipng_stat_add(struct ipng_pcpu_stats __percpu *stats,
+				 enum ipng_stat stat, u64 val)
+{
+	struct ipng_pcpu_stats *s = this_cpu_ptr(stats);
+
+	u64_stats_update_begin(&s->syncp);
+	u64_stats_add(&s->cnt[stat], val);
+	u64_stats_update_end(&s->syncp);
+}
+
+void ipng_stats_sum(struct ipng_pcpu_stats __percpu *stats,
+		    u64 sum[IPNG_STAT_MAX]);
+
+#endif /* IPNG_STATS_H */

@@ -1,0 +1,63 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: GPL-2.0
+"""Small socket helpers for the end-to-end suites (run inside the guests).
+
+  xfer.py send HOST PORT FILE TIMEOUT        send FILE over one TCP connection
+  xfer.py recv BIND PORT FILE TIMEOUT        accept one connection, save it
+  xfer.py msend GROUP IFADDR PORT COUNT      send COUNT datagrams, 0.5 s apart
+  xfer.py mrecv GROUP IFADDR PORT TIMEOUT    join GROUP on IFADDR, print one
+"""
+import socket
+import struct
+import sys
+import time
+
+
+def send(host, port, path, timeout):
+    with socket.create_connection((host, int(port)), timeout=float(timeout)) as s, \
+            open(path, 'rb') as f:
+        s.sendfile(f)
+        s.shutdown(socket.SHUT_WR)
+        s.recv(1)
+
+
+def recv(bind, port, path, timeout):
+    with socket.socket() as srv:
+        srv.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        srv.bind((bind, int(port)))
+        srv.listen(1)
+        srv.settimeout(float(timeout))
+        conn, _ = srv.accept()
+        conn.settimeout(float(timeout))
+        with conn, open(path, 'wb') as f:
+            while True:
+                data = conn.recv(1 << 16)
+                if not data:
+                    break
+                f.write(data)
+
+
+def msend(group, ifaddr, port, count):
+    s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+    s.setsockopt(socket.IPPROTO_IP, socket.IP_MULTICAST_IF, socket.inet_aton(ifaddr))
+    for i in range(int(count)):
+        s.sendto(b'hello from vm2 %d' % i, (group, int(port)))
+        time.sleep(0.5)
+
+
+def mrecv(group, ifaddr, port, timeout):
+    s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+    s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    s.bind(('', int(port)))
+    mreq = struct.pack('4s4s', socket.inet_aton(group), socket.inet_aton(ifaddr))
+    s.setsockopt(socket.IPPROTO_IP, socket.IP_ADD_MEMBERSHIP, mreq)
+    s.settimeout(float(timeout))
+    data, peer = s.recvfrom(256)
+    print(data.decode(), 'from', peer[0])
+
+
+if __name__ == '__main__':
+    cmds = {'send': send, 'recv': recv, 'msend': msend, 'mrecv': mrecv}
+    if len(sys.argv) < 2 or sys.argv[1] not in cmds:
+        sys.exit(__doc__)
+    cmds[sys.argv[1]](*sys.argv[2:])
