@@ -15,13 +15,14 @@ flavour=${IPNG_FLAVOUR:-debug}
 tests/deps.sh > /dev/null
 kdir=$(tests/vm/kernel.sh "$flavour" | tail -1)
 make -s -C "$kdir" M="$repo" modules
+mkdir -p "$results"
 echo "demo: booting two VMs (kernel $kdir), results in $results"
 rc=0
 tests/vm/run-vms.sh --kernel "$kdir" --results "$results" \
-	--script "$repo/tests/demo-guest.sh" --timeout 600 > "$results.log" 2>&1 || rc=$?
+	--script "$repo/tests/demo-guest.sh" --timeout 600 > "$results/run-vms.log" 2>&1 || rc=$?
 for vm in "$results"/vm*; do
 	echo
 	echo "================ $(basename "$vm") ================"
 	sed -n '/^demo:/,$p' "$vm/script.log" | grep -v '^# '
 done
-[ $rc = 0 ] || { echo "demo: VMs failed (rc $rc), see $results.log"; exit 1; }
+[ $rc = 0 ] || { echo "demo: VMs failed (rc $rc), see $results/run-vms.log"; exit 1; }
