@@ -231,7 +231,7 @@ bool ipng_ring_size_valid(unsigned int size);
 struct ipng_dev *ipng_dev_create(struct ib_device *ca, u32 port,
 				 const char *name_template);
 void ipng_dev_destroy(struct ipng_dev *ipd);
-void ipng_dev_port_event(struct ipng_dev *ipd, enum ib_event_type event);
+void ipng_dev_refresh(struct ipng_dev *ipd);
 
 /* ipoib_ud.c */
 extern const struct header_ops ipng_header_ops;

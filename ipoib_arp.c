@@ -164,11 +164,15 @@ static struct ipng_path *ipng_path_new(struct ipng_dev *ipd,
 	return path;
 }
 
-/* Slow path: the path has no address handle yet. Consumes @skb. */
-static void ipng_path_wait(struct ipng_path *path, struct sk_buff *skb)
+/*
+ * Slow path: the path had no address handle. Queue or drop @skb, or, if
+ * resolution finished meanwhile, return the handle for the caller to send
+ * @skb with (then @skb is not consumed). Under rcu_read_lock().
+ */
+static struct ipng_ah *ipng_path_wait(struct ipng_path *path,
+				      struct sk_buff *skb)
 {
-	struct ipng_dev *ipd = path->ipd;
-	enum ipng_stat drop = IPNG_STAT_MAX;
+	enum ipng_stat drop;
 
 	spin_lock(&path->lock);
 	if (path->state == IPNG_PATH_FAILED &&
@@ -176,27 +180,26 @@ static void ipng_path_wait(struct ipng_path *path, struct sk_buff *skb)
 		path->state = IPNG_PATH_RESOLVING;
 		queue_work(ipng_wq, &path->resolve_work);
 	}
-	if (path->state == IPNG_PATH_VALID)
-		drop = IPNG_STAT_MAX;	/* raced with resolution: resend */
-	else if (path->state == IPNG_PATH_FAILED)
+	switch (path->state) {
+	case IPNG_PATH_VALID:
+		spin_unlock(&path->lock);
+		return rcu_dereference(path->ah);
+	case IPNG_PATH_FAILED:
 		drop = IPNG_STAT_TX_DROP_NO_PATH;
-	else if (skb_queue_len(&path->queue) >= IPNG_PATH_QUEUE_LEN)
+		break;
+	default:
+		if (skb_queue_len(&path->queue) < IPNG_PATH_QUEUE_LEN) {
+			__skb_queue_tail(&path->queue, skb);
+			spin_unlock(&path->lock);
+			return NULL;
+		}
 		drop = IPNG_STAT_TX_DROP_QUEUE_FULL;
-	else
-		goto queue;
-	spin_unlock(&path->lock);
-
-	if (drop == IPNG_STAT_MAX) {
-		dev_queue_xmit(skb);
-		return;
+		break;
 	}
-	ipng_stat_add(ipd->stats, drop, 1);
-	dev_kfree_skb_any(skb);
-	return;
-
-queue:
-	__skb_queue_tail(&path->queue, skb);
 	spin_unlock(&path->lock);
+	ipng_stat_add(path->ipd->stats, drop, 1);
+	dev_kfree_skb_any(skb);
+	return NULL;
 }
 
 /**
@@ -232,11 +235,11 @@ void ipng_path_xmit(struct ipng_dev *ipd, struct sk_buff *skb)
 	if (time_after(jiffies, READ_ONCE(path->last_used)))
 		WRITE_ONCE(path->last_used, jiffies);
 	ah = rcu_dereference(path->ah);
-	if (likely(ah)) {
+	if (unlikely(!ah))
+		ah = ipng_path_wait(path, skb);
+	if (ah) {
 		skb_pull(skb, IPNG_ADDR_LEN);
 		ipng_ud_send(ipd, skb, ah, qpn);
-	} else {
-		ipng_path_wait(path, skb);
 	}
 	rcu_read_unlock();
 }

@@ -159,14 +159,14 @@ static void ipng_event(struct ib_event_handler *handler, struct ib_event *event)
 
 	if (event->event == IB_EVENT_DEVICE_FATAL) {
 		list_for_each_entry(ipd, &ic->ports, list)
-			ipng_dev_port_event(ipd, IB_EVENT_PORT_ERR);
+			ipng_dev_refresh(ipd);
 		return;
 	}
 	if (!ipng_is_port_event(event->event))
 		return;
 	list_for_each_entry(ipd, &ic->ports, list)
 		if (ipd->port == event->element.port_num)
-			ipng_dev_port_event(ipd, event->event);
+			ipng_dev_refresh(ipd);
 }
 
 static void ipng_destroy_ports(struct ipng_ca *ic)
@@ -205,7 +205,7 @@ static int ipng_add_one(struct ib_device *ca)
 	ib_register_event_handler(&ic->event_handler);
 	/* An event that came before the handler was registered is lost. */
 	list_for_each_entry(ipd, &ic->ports, list)
-		ipng_dev_port_event(ipd, IB_EVENT_PORT_ACTIVE);
+		ipng_dev_refresh(ipd);
 
 	mutex_lock(&ipng_cas_lock);
 	list_add_tail(&ic->list, &ipng_cas);
@@ -244,7 +244,7 @@ static int ipng_netdev_event(struct notifier_block *nb, unsigned long event,
 	list_for_each_entry(ic, &ipng_cas, list)
 		list_for_each_entry(ipd, &ic->ports, list)
 			if (ipd->fabric->carried_by(ipd, ndev))
-				ipng_dev_port_event(ipd, IB_EVENT_PORT_ACTIVE);
+				ipng_dev_refresh(ipd);
 	mutex_unlock(&ipng_cas_lock);
 	return NOTIFY_DONE;
 }

@@ -236,29 +236,17 @@ static void ipng_notify_work(struct work_struct *work)
 }
 
 /**
- * ipng_dev_port_event() - react to an asynchronous event of our port
+ * ipng_dev_refresh() - re-read the port into the interface, soon
  * @ipd: interface
- * @event: the event type
  *
- * Called from the device's event handler; defers the work to process
- * context.
+ * Any context; the work runs in process context on the module workqueue
+ * and re-reads everything (carrier, MTU, address, paths), so callers need
+ * not say what changed.
  */
-void ipng_dev_port_event(struct ipng_dev *ipd, enum ib_event_type event)
+void ipng_dev_refresh(struct ipng_dev *ipd)
 {
-	switch (event) {
-	case IB_EVENT_PORT_ACTIVE:
-	case IB_EVENT_PORT_ERR:
-	case IB_EVENT_GID_CHANGE:
-	case IB_EVENT_LID_CHANGE:
-	case IB_EVENT_PKEY_CHANGE:
-	case IB_EVENT_SM_CHANGE:
-	case IB_EVENT_CLIENT_REREGISTER:
-		if (!test_bit(IPNG_F_DYING, &ipd->flags))
-			queue_work(ipng_wq, &ipd->port_work);
-		break;
-	default:
-		break;
-	}
+	if (!test_bit(IPNG_F_DYING, &ipd->flags))
+		queue_work(ipng_wq, &ipd->port_work);
 }
 
 /* Read the P_Key of a fresh interface: the port's default, at index 0. */

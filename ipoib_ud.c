@@ -55,11 +55,18 @@ const struct header_ops ipng_header_ops = {
 	.parse	= ipng_header_parse,
 };
 
-static void ipng_unmap_slot(struct ipng_dev *ipd, struct ipng_slot *slot,
-			    enum dma_data_direction dir)
+/* Empty a ring slot: unmap its buffer, drop its address handle. */
+static struct sk_buff *ipng_take_slot(struct ipng_dev *ipd,
+				      struct ipng_slot *slot,
+				      enum dma_data_direction dir)
 {
+	struct sk_buff *skb = slot->skb;
+
 	ib_dma_unmap_single(ipd->ca, slot->dma, slot->len, dir);
-	slot->dma = 0;
+	if (slot->ah)
+		ipng_ah_put(slot->ah);
+	memset(slot, 0, sizeof(*slot));
+	return skb;
 }
 
 /* ---- send ---- */
@@ -109,10 +116,7 @@ void ipng_ud_send(struct ipng_dev *ipd, struct sk_buff *skb,
 	slot->len = skb->len;
 	slot->ah = ipng_ah_get(ah);
 	if (ib_post_send(ipd->qp, &wr.wr, NULL)) {
-		ipng_unmap_slot(ipd, slot, DMA_TO_DEVICE);
-		ipng_ah_put(slot->ah);
-		slot->ah = NULL;
-		slot->skb = NULL;
+		ipng_take_slot(ipd, slot, DMA_TO_DEVICE);
 		goto drop;
 	}
 	skb_tx_timestamp(skb);
@@ -139,12 +143,8 @@ static void ipng_tx_done(struct ib_cq *cq, struct ib_wc *wc)
 	struct ipng_dev *ipd = cq->cq_context;
 	struct ipng_tx_ring *tx = &ipd->tx;
 	struct ipng_slot *slot = &tx->slots[tx->tail & (tx->size - 1)];
-	struct sk_buff *skb = slot->skb;
+	struct sk_buff *skb = ipng_take_slot(ipd, slot, DMA_TO_DEVICE);
 
-	ipng_unmap_slot(ipd, slot, DMA_TO_DEVICE);
-	ipng_ah_put(slot->ah);
-	slot->ah = NULL;
-	slot->skb = NULL;
 	if (likely(wc->status == IB_WC_SUCCESS)) {
 		ipng_stat_add(ipd->stats, IPNG_STAT_TX_PACKETS, 1);
 		ipng_stat_add(ipd->stats, IPNG_STAT_TX_BYTES,
@@ -318,7 +318,7 @@ static void ipng_rx_done(struct ib_cq *cq, struct ib_wc *wc)
 		ipng_stat_add(ipd->stats, IPNG_STAT_RX_DROP_NOMEM, 1);
 		goto repost;
 	}
-	ipng_unmap_slot(ipd, slot, DMA_FROM_DEVICE);
+	ipng_take_slot(ipd, slot, DMA_FROM_DEVICE);
 	*slot = fresh;
 	ipng_rx_skb(ipd, skb, wc);
 
@@ -392,15 +392,8 @@ static void ipng_free_slots(struct ipng_dev *ipd, struct ipng_slot *slots,
 	u32 i;
 
 	for (i = 0; i < size; i++) {
-		if (!slots[i].skb)
-			continue;
-		ipng_unmap_slot(ipd, &slots[i], dir);
-		dev_kfree_skb_any(slots[i].skb);
-		slots[i].skb = NULL;
-		if (slots[i].ah) {
-			ipng_ah_put(slots[i].ah);
-			slots[i].ah = NULL;
-		}
+		if (slots[i].skb)
+			dev_kfree_skb_any(ipng_take_slot(ipd, &slots[i], dir));
 	}
 }
 
