@@ -79,6 +79,18 @@ if [ -n "$script" ]; then
 	script=$(cd "$(dirname "$script")" && pwd)/$(basename "$script")
 fi
 command -v qemu-system-x86_64 >/dev/null || die "qemu-system-x86_64 not installed"
+
+# One VM pair at a time per machine: two pairs of TCG guests on a small host
+# starve each other into timeouts. IPNG_VM_LOCK=none skips the lock.
+lock=${IPNG_VM_LOCK:-${IPNG_CACHE:-$HOME/.cache/ipoib_ng}/vm.lock}
+if [ "$lock" != none ]; then
+	mkdir -p "$(dirname "$lock")"
+	exec 8>"$lock"
+	if ! flock -n 8; then
+		log "waiting for another VM run to finish ($lock)"
+		flock 8
+	fi
+fi
 mkdir -p "$results"
 results=$(cd "$results" && pwd)
 
