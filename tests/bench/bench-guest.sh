@@ -36,7 +36,8 @@ NET=/sys/class/net
 PORT=/sys/class/infiniband/rxe0/ports/1
 # ping payload 56 bytes = 84-byte IP packet = 88 bytes after the IPoIB
 # header: ib_send_lat sends messages of that size. ping -A sends the next
-# echo as soon as the reply is in, a ping-pong like ib_send_lat's.
+# echo as soon as the reply is in, a ping-pong like ib_send_lat's; every
+# reply's time is kept, for the median.
 LAT_SIZE=88
 PING_COUNT=1000
 # ib_send_bw -D counts the messages of the middle DUR - 2 * MARGIN seconds;
@@ -209,8 +210,8 @@ sed 's/^/info: /' "$IPNG_OUT/info.txt"
 
 perf=(-d rxe0 -i 1 -x "$gidx" -c UD -F)
 
-single ping_ib0 ping -q -A -c $PING_COUNT -W 5 $SERVER_IB
-single ping_eth0 ping -q -A -c $PING_COUNT -W 5 $SERVER_ETH
+single ping_ib0 ping -A -c $PING_COUNT -W 5 $SERVER_IB
+single ping_eth0 ping -A -c $PING_COUNT -W 5 $SERVER_ETH
 
 srv=(ib_send_lat "${perf[@]}" -s "$LAT_SIZE" -n "$LAT_ITERS")
 cli=("${srv[@]}" "$SERVER_ETH")
