@@ -380,6 +380,15 @@ def table(host, runs):
                    host.get('host_loadavg_before', '?'),
                    guest('vcpus'), guest('kernel'), guest('clocksource'),
                    host.get('commit', '?'), host.get('duration', '?')))
+    others = [c['host_busy_pct'] - c['host_qemu_pct']
+              for r in runs.values() for c in r['cpu'].values()
+              if c.get('host_busy_pct') is not None
+              and c.get('host_qemu_pct') is not None]
+    if others and max(others) >= 10:
+        out.append('')
+        out.append('Other processes took up to {}% of the host\'s cores '
+                   'during these measurements: the values are lower than '
+                   'on a quiet host.'.format(fmt(max(others))))
     return '\n'.join(out) + '\n'
 
 
