@@ -1,21 +1,17 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * Link-layer ops: the few things that differ between InfiniBand ports
- * (subnet manager, LIDs, SA queries) and RoCE ports (Ethernet underneath,
- * GIDs tied to IP addresses, no SA). Everything else calls through
- * struct ipng_fabric_ops and never tests the link layer itself.
+ * Link-layer ops of RoCE ports (Ethernet underneath, GIDs tied to MAC and
+ * IP addresses, no SA, no LIDs) and the choice of ops for a port. The
+ * InfiniBand ops (subnet administrator queries) are in ipoib_sa.c.
+ * Everything else calls through struct ipng_fabric_ops and never tests
+ * the link layer itself.
  */
+#include <linux/rtnetlink.h>
 #include <net/addrconf.h>
 #include <rdma/ib_addr.h>
 #include <rdma/ib_cache.h>
 
 #include "ipoib.h"
-
-/* On InfiniBand the port GID at index 0 is the one the SM knows. */
-static int ipng_ib_addr_gid_index(struct ipng_dev *ipd)
-{
-	return 0;
-}
 
 /*
  * On RoCE, take the first RoCE v2 GID of the port (with rxe and most
@@ -43,12 +39,6 @@ static int ipng_roce_addr_gid_index(struct ipng_dev *ipd)
 	}
 }
 
-/* InfiniBand ports have no network device underneath. */
-static bool ipng_ib_carried_by(struct ipng_dev *ipd, struct net_device *ndev)
-{
-	return false;
-}
-
 /*
  * ib_core tells which RDMA device sits on a network device, not which port;
  * a refresh is harmless, so every RoCE port of that device matches.
@@ -61,27 +51,6 @@ static bool ipng_roce_carried_by(struct ipng_dev *ipd, struct net_device *ndev)
 		return false;
 	ib_device_put(ca);
 	return ca == ipd->ca;
-}
-
-/*
- * InfiniBand needs the subnet administrator (PathRecord queries and
- * MCMemberRecord joins); not available in this version.
- */
-static int ipng_ib_resolve_path(struct ipng_dev *ipd, const union ib_gid *dgid,
-				struct rdma_ah_attr *attr)
-{
-	return -EOPNOTSUPP;
-}
-
-static int ipng_ib_mcast_join(struct ipng_dev *ipd, const union ib_gid *mgid,
-			      int *cookie)
-{
-	return -EOPNOTSUPP;
-}
-
-static void ipng_ib_mcast_leave(struct ipng_dev *ipd, const union ib_gid *mgid,
-				int cookie)
-{
 }
 
 /*
@@ -124,44 +93,48 @@ static int ipng_roce_lower_ifindex(struct ipng_dev *ipd)
 /*
  * Attaching the QP only makes the adapter accept the group's MAC; the IP
  * stack under RoCE v2 also has to be a member of the group (the MGID is
- * an IPv6 multicast address) or it drops the UDP datagrams.
+ * an IPv6 multicast address) or it drops the UDP datagrams. That needs
+ * RTNL. The lower device's ifindex is kept in @m->priv for the leave.
+ * Sending needs no membership on RoCE, so only full joins come here.
  */
-static int ipng_roce_mcast_join(struct ipng_dev *ipd, const union ib_gid *mgid,
-				int *cookie)
+static int ipng_roce_mcast_join(struct ipng_dev *ipd,
+				struct ipng_mcast_member *m)
 {
 	struct net_device *lower;
-	int err;
+	int ifindex, err;
 
-	err = ib_attach_mcast(ipd->qp, (union ib_gid *)mgid, 0);
+	err = ib_attach_mcast(ipd->qp, &m->mgid, 0);
 	if (err)
 		return err;
-	*cookie = ipng_roce_lower_ifindex(ipd);
-	lower = dev_get_by_index(&init_net, *cookie);
-	if (!lower)
-		return 0;
-	err = ipv6_dev_mc_inc(lower, (const struct in6_addr *)mgid->raw);
-	dev_put(lower);
+	ifindex = ipng_roce_lower_ifindex(ipd);
+	rtnl_lock();
+	lower = __dev_get_by_index(&init_net, ifindex);
+	if (lower)
+		err = ipv6_dev_mc_inc(lower, (const struct in6_addr *)m->mgid.raw);
+	rtnl_unlock();
 	if (err) {
-		ib_detach_mcast(ipd->qp, (union ib_gid *)mgid, 0);
-		*cookie = 0;
+		ib_detach_mcast(ipd->qp, &m->mgid, 0);
+		return err;
 	}
-	return err;
+	m->priv = (void *)(long)(lower ? ifindex : 0);
+	return 0;
 }
 
 static void ipng_roce_mcast_leave(struct ipng_dev *ipd,
-				  const union ib_gid *mgid, int cookie)
+				  struct ipng_mcast_member *m)
 {
-	struct net_device *lower = cookie ? dev_get_by_index(&init_net, cookie) : NULL;
+	int ifindex = (long)m->priv;
+	struct net_device *lower;
 
-	if (lower) {
-		ipv6_dev_mc_dec(lower, (const struct in6_addr *)mgid->raw);
-		dev_put(lower);
+	if (ifindex) {
+		rtnl_lock();
+		lower = __dev_get_by_index(&init_net, ifindex);
+		if (lower)
+			ipv6_dev_mc_dec(lower,
+					(const struct in6_addr *)m->mgid.raw);
+		rtnl_unlock();
 	}
-	ib_detach_mcast(ipd->qp, (union ib_gid *)mgid, 0);
-}
-
-static void ipng_ib_repair_gids(struct ipng_dev *ipd)
-{
+	ib_detach_mcast(ipd->qp, &m->mgid, 0);
 }
 
 /*
@@ -170,27 +143,28 @@ static void ipng_ib_repair_gids(struct ipng_dev *ipd)
  * ib_core does not retry adding the new default GID afterwards. Once our
  * handles are gone, ask for a rescan if the slot we use is empty.
  */
-static void ipng_roce_repair_gids(struct ipng_dev *ipd)
+static bool ipng_roce_gid0_present(struct ipng_dev *ipd)
 {
 	const struct ib_gid_attr *attr;
 
 	attr = rdma_get_gid_attr(ipd->ca, ipd->port, 0);
-	if (!IS_ERR(attr)) {
-		rdma_put_gid_attr(attr);
-		return;
-	}
-	rdma_roce_rescan_device(ipd->ca);
+	if (IS_ERR(attr))
+		return false;
+	rdma_put_gid_attr(attr);
+	return true;
 }
 
-static const struct ipng_fabric_ops ipng_fabric_ib = {
-	.name		= "infiniband",
-	.addr_gid_index	= ipng_ib_addr_gid_index,
-	.carried_by	= ipng_ib_carried_by,
-	.resolve_path	= ipng_ib_resolve_path,
-	.mcast_join	= ipng_ib_mcast_join,
-	.mcast_leave	= ipng_ib_mcast_leave,
-	.repair_gids	= ipng_ib_repair_gids,
-};
+static int ipng_roce_repair_gids(struct ipng_dev *ipd)
+{
+	if (ipng_roce_gid0_present(ipd))
+		return 0;
+	rdma_roce_rescan_device(ipd->ca);
+	if (ipng_roce_gid0_present(ipd))
+		return 0;
+	netdev_dbg(ipd->ndev, "GID 0 of port %u still held, try %d\n",
+		   ipd->port, ipd->repair_tries);
+	return -EAGAIN;
+}
 
 static const struct ipng_fabric_ops ipng_fabric_roce = {
 	.name		= "ethernet",

@@ -4,6 +4,7 @@
  * the UD queue pair, and the QP state changes done on open and stop.
  */
 #include <linux/minmax.h>
+#include <linux/rtnetlink.h>
 #include <rdma/ib_cache.h>
 
 #include "ipoib.h"
@@ -230,6 +231,30 @@ void ipng_ib_stop(struct ipng_dev *ipd)
 	ASSERT_RTNL();
 	ipng_qp_reset(ipd);
 	ipng_ud_stop(ipd);
+}
+
+/**
+ * ipng_ib_set_qkey() - take the Q_Key the broadcast group uses
+ * @ipd: interface; process context without RTNL
+ * @qkey: the group's Q_Key
+ *
+ * Return: 0 or the verbs error of updating the QP in RTS.
+ */
+int ipng_ib_set_qkey(struct ipng_dev *ipd, u32 qkey)
+{
+	struct ib_qp_attr attr = { .qkey = qkey };
+	int err = 0;
+
+	rtnl_lock();
+	if (test_bit(IPNG_F_OPEN, &ipd->flags))
+		err = ib_modify_qp(ipd->qp, &attr, IB_QP_QKEY);
+	if (!err)
+		WRITE_ONCE(ipd->qkey, qkey);
+	rtnl_unlock();
+	if (err)
+		netdev_warn(ipd->ndev, "cannot set Q_Key 0x%08x: %d\n", qkey,
+			    err);
+	return err;
 }
 
 static void ipng_ah_free_work(struct work_struct *work)

@@ -8,7 +8,8 @@
 set -u
 . "$IPNG_REPO/tests/vm/guest-lib.sh"
 
-suites=(link datagram)
+# IPNG_SUITES (run-vms.sh --env IPNG_SUITES=a,b) runs only some suites.
+IFS=, read -r -a suites <<<"${IPNG_SUITES:-link,datagram}"
 rc=0
 
 if [ "$IPNG_VM" = 1 ]; then
