@@ -7,11 +7,13 @@
 #ifndef IPNG_H
 #define IPNG_H
 
+#include <linux/if_ether.h>
 #include <linux/kref.h>
 #include <linux/list.h>
 #include <linux/mutex.h>
 #include <linux/netdevice.h>
 #include <linux/rhashtable-types.h>
+#include <linux/seq_file.h>
 #include <linux/workqueue.h>
 #include <rdma/ib_verbs.h>
 
@@ -27,6 +29,7 @@
 #define DRV_VERSION	"0.1.0"
 
 struct ipng_dev;
+struct ipng_fs_dev;
 
 /**
  * struct ipng_fabric_ops - what differs between InfiniBand and RoCE ports
@@ -62,11 +65,23 @@ struct ipng_fabric_ops {
  * @ref: one per path or group holding it and one per packet in flight
  * @ah: the verbs address handle
  * @free_work: destroys @ah in process context after the last put
+ * @type: address type (InfiniBand or RoCE) the handle was created with
+ * @dmac: RoCE: destination MAC given to the device (zero when the driver
+ *	resolves it itself, as rxe does for RoCE v2)
+ * @dlid: InfiniBand: destination LID
+ * @sl: service level
+ *
+ * @type, @dmac, @dlid and @sl are a copy of the address vector for the
+ * debugfs paths file; they never change after creation.
  */
 struct ipng_ah {
 	struct kref ref;
 	struct ib_ah *ah;
 	struct work_struct free_work;
+	enum rdma_ah_attr_type type;
+	u8 dmac[ETH_ALEN];
+	u32 dlid;
+	u8 sl;
 };
 
 /**
@@ -155,6 +170,7 @@ enum ipng_flags {
  * @paths_walk_lock: serializes walks that remove paths (aging, flush)
  * @path_gc: ages paths out
  * @mcast: multicast state (ipoib_multicast.c)
+ * @fs: its /proc and debugfs entries (ipoib_fs.c; changed under RTNL)
  *
  * Verbs objects are created before the netdev is registered and destroyed
  * after it is unregistered, so they are valid whenever netdev ops run.
@@ -193,6 +209,7 @@ struct ipng_dev {
 	struct mutex paths_walk_lock;	/* one remover of paths at a time */
 	struct delayed_work path_gc;
 	struct ipng_mcast *mcast;
+	struct ipng_fs_dev *fs;
 };
 
 /**
@@ -250,6 +267,8 @@ void ipng_paths_flush(struct ipng_dev *ipd);
 void ipng_paths_start(struct ipng_dev *ipd);
 void ipng_paths_stop(struct ipng_dev *ipd);
 void ipng_path_xmit(struct ipng_dev *ipd, struct sk_buff *skb);
+unsigned int ipng_paths_count(struct ipng_dev *ipd);
+void ipng_paths_dump(struct ipng_dev *ipd, struct seq_file *m);
 extern unsigned int ipng_path_timeout;
 
 /* ipoib_multicast.c */
@@ -258,6 +277,7 @@ void ipng_mcast_cleanup(struct ipng_dev *ipd);
 void ipng_mcast_start(struct ipng_dev *ipd);
 void ipng_mcast_stop(struct ipng_dev *ipd);
 void ipng_mcast_rx_mode(struct ipng_dev *ipd);
+unsigned int ipng_mcast_count(struct ipng_dev *ipd);
 
 /* ipoib_ib.c */
 struct ipng_ah *ipng_ah_create(struct ipng_dev *ipd,
@@ -288,5 +308,9 @@ void ipng_netlink_exit(void);
 
 /* ipoib_ethtool.c */
 extern const struct ethtool_ops ipng_ethtool_ops;
+
+/* ipoib_fs.c */
+int ipng_fs_init(void);
+void ipng_fs_exit(void);
 
 #endif /* IPNG_H */

@@ -34,10 +34,12 @@ struct ipng_mcast_group {
  * @joined: groups attached (RTNL)
  * @running: the interface is up; groups are wanted (RTNL)
  * @work: reconciles @joined with the wanted set
+ * @njoined: entries in @joined; written under RTNL, read without it
  */
 struct ipng_mcast {
 	struct ipng_dev *ipd;
 	struct list_head joined;
+	unsigned int njoined;
 	bool running;
 	struct work_struct work;
 };
@@ -81,6 +83,7 @@ static void ipng_mcast_leave(struct ipng_mcast *mc,
 
 	ipd->fabric->mcast_leave(ipd, &grp->mgid, grp->cookie);
 	list_del(&grp->list);
+	WRITE_ONCE(mc->njoined, mc->njoined - 1);
 	kfree(grp);
 }
 
@@ -102,6 +105,7 @@ static void ipng_mcast_join(struct ipng_mcast *mc, const union ib_gid *mgid)
 		return;
 	}
 	list_add_tail(&grp->list, &mc->joined);
+	WRITE_ONCE(mc->njoined, mc->njoined + 1);
 }
 
 static void ipng_mcast_work(struct work_struct *work)
@@ -199,4 +203,17 @@ void ipng_mcast_rx_mode(struct ipng_dev *ipd)
 {
 	if (ipd->mcast)
 		queue_work(ipng_wq, &ipd->mcast->work);
+}
+
+/**
+ * ipng_mcast_count() - number of groups the UD QP is attached to
+ * @ipd: interface
+ *
+ * Any context, no lock: the value may be stale once returned (for /proc).
+ *
+ * Return: the number of joined groups.
+ */
+unsigned int ipng_mcast_count(struct ipng_dev *ipd)
+{
+	return ipd->mcast ? READ_ONCE(ipd->mcast->njoined) : 0;
 }
