@@ -7,6 +7,7 @@
 #ifndef IPNG_H
 #define IPNG_H
 
+#include <linux/if_ether.h>
 #include <linux/kref.h>
 #include <linux/list.h>
 #include <linux/mutex.h>
@@ -105,6 +106,7 @@ struct ipng_mcast_ops {
 		       struct rdma_ah_attr *attr);
 	void (*kick)(void *ctx);
 };
+struct ipng_fs_dev;
 
 /**
  * struct ipng_fabric_ops - what differs between InfiniBand and RoCE ports
@@ -142,11 +144,23 @@ struct ipng_fabric_ops {
  * @ref: one per path or group holding it and one per packet in flight
  * @ah: the verbs address handle
  * @free_work: destroys @ah in process context after the last put
+ * @type: address type (InfiniBand or RoCE) the handle was created with
+ * @dmac: RoCE: destination MAC given to the device (zero when the driver
+ *	resolves it itself, as rxe does for RoCE v2)
+ * @dlid: InfiniBand: destination LID
+ * @sl: service level
+ *
+ * @type, @dmac, @dlid and @sl are a copy of the address vector for the
+ * debugfs paths file; they never change after creation.
  */
 struct ipng_ah {
 	struct kref ref;
 	struct ib_ah *ah;
 	struct work_struct free_work;
+	enum rdma_ah_attr_type type;
+	u8 dmac[ETH_ALEN];
+	u32 dlid;
+	u8 sl;
 };
 
 /**
@@ -243,6 +257,7 @@ enum ipng_flags {
  * @bcast_mtu: datagram MTU allowed by the broadcast group, 0 if unknown
  * @bcast_rec: InfiniBand: the broadcast group's MCMemberRecord; other
  *	groups are created with its parameters
+ * @fs: its /proc and debugfs entries (ipoib_fs.c; changed under RTNL)
  *
  * Verbs objects are created before the netdev is registered and destroyed
  * after it is unregistered, so they are valid whenever netdev ops run.
@@ -289,6 +304,7 @@ struct ipng_dev {
 	enum ib_mtu port_mtu;
 	int bcast_mtu;
 	struct ib_sa_mcmember_rec bcast_rec;
+	struct ipng_fs_dev *fs;
 };
 
 /**
@@ -350,6 +366,8 @@ void ipng_paths_start(struct ipng_dev *ipd);
 void ipng_paths_stop(struct ipng_dev *ipd);
 void ipng_path_xmit(struct ipng_dev *ipd, struct sk_buff *skb,
 		    struct ipng_neigh *n);
+unsigned int ipng_paths_count(struct ipng_dev *ipd);
+void ipng_paths_dump(struct ipng_dev *ipd, struct seq_file *m);
 extern unsigned int ipng_path_timeout;
 
 /* ipoib_neigh.c */
@@ -360,7 +378,7 @@ void ipng_neighs_age(struct ipng_dev *ipd);
 void ipng_neigh_xmit(struct ipng_dev *ipd, struct sk_buff *skb);
 void ipng_neigh_set_ah(struct ipng_neigh *n, struct ipng_ah *ah);
 unsigned int ipng_neighs_count(struct ipng_dev *ipd);
-void ipng_neighs_show(struct ipng_dev *ipd, struct seq_file *m);
+void ipng_neighs_dump(struct ipng_dev *ipd, struct seq_file *m);
 
 /* ipoib_multicast.c: the state machine (exported to KUnit) ... */
 struct ipng_mcast *ipng_mcast_alloc(const struct ipng_mcast_ops *ops,
@@ -383,7 +401,7 @@ void ipng_mcast_cleanup(struct ipng_dev *ipd);
 void ipng_mcast_start(struct ipng_dev *ipd);
 void ipng_mcast_stop(struct ipng_dev *ipd);
 void ipng_mcast_rx_mode(struct ipng_dev *ipd);
-void ipng_mcast_show(struct ipng_dev *ipd, struct seq_file *m);
+void ipng_mcast_dump(struct ipng_dev *ipd, struct seq_file *m);
 unsigned int ipng_mcast_count(struct ipng_dev *ipd);
 
 /* ipoib_ib.c */
@@ -443,5 +461,9 @@ void ipng_netlink_exit(void);
 
 /* ipoib_ethtool.c */
 extern const struct ethtool_ops ipng_ethtool_ops;
+
+/* ipoib_fs.c */
+int ipng_fs_init(void);
+void ipng_fs_exit(void);
 
 #endif /* IPNG_H */

@@ -376,3 +376,73 @@ void ipng_paths_stop(struct ipng_dev *ipd)
 	cancel_delayed_work_sync(&ipd->path_gc);
 	ipng_paths_flush(ipd);
 }
+
+/* ---- read-only views for ipoib_fs.c ---- */
+
+/**
+ * ipng_paths_count() - number of cached paths, in any state
+ * @ipd: interface
+ *
+ * Return: the number of paths; any context, may be stale once returned.
+ */
+unsigned int ipng_paths_count(struct ipng_dev *ipd)
+{
+	return atomic_read(&ipd->paths.nelems);
+}
+
+static const char * const ipng_path_state_names[] = {
+	[IPNG_PATH_RESOLVING]	= "resolving",
+	[IPNG_PATH_VALID]	= "valid",
+	[IPNG_PATH_FAILED]	= "failed",
+};
+
+/* One line: GID, state, idle seconds, queued packets, address vector. */
+static void ipng_path_print(struct ipng_path *path, struct seq_file *m)
+{
+	unsigned long idle = jiffies - READ_ONCE(path->last_used);
+	struct ipng_dev *ipd = path->ipd;
+	enum ipng_path_state state;
+	struct ipng_ah *ah;
+	unsigned int qlen;
+
+	spin_lock_bh(&path->lock);
+	state = path->state;
+	qlen = skb_queue_len(&path->queue);
+	spin_unlock_bh(&path->lock);
+	ah = rcu_dereference(path->ah);
+
+	seq_printf(m, "%pI6 state=%s age=%lu queue=%u", path->dgid.raw,
+		   ipng_path_state_names[state], idle / HZ, qlen);
+	if (ah && ah->type == RDMA_AH_ATTR_TYPE_ROCE)
+		seq_printf(m, " dmac=%pM sl=%u\n", ah->dmac, ah->sl);
+	else if (ah)
+		seq_printf(m, " dlid=0x%04x sl=%u\n", ah->dlid, ah->sl);
+	else if (rdma_protocol_roce(ipd->ca, ipd->port))
+		seq_puts(m, " dmac=- sl=-\n");
+	else
+		seq_puts(m, " dlid=- sl=-\n");
+}
+
+/**
+ * ipng_paths_dump() - print every cached path, one per line
+ * @ipd: interface, registered
+ * @m: the debugfs file
+ *
+ * Process context. Walks the cache under RCU and takes each path's lock
+ * briefly, so transmit and resolution go on meanwhile; a path added or
+ * removed during the walk may be missed, and a table resize can show one
+ * twice.
+ */
+void ipng_paths_dump(struct ipng_dev *ipd, struct seq_file *m)
+{
+	struct rhashtable_iter iter;
+	struct ipng_path *path;
+
+	rhashtable_walk_enter(&ipd->paths, &iter);
+	rhashtable_walk_start(&iter);
+	while ((path = rhashtable_walk_next(&iter)))
+		if (!IS_ERR(path))
+			ipng_path_print(path, m);
+	rhashtable_walk_stop(&iter);
+	rhashtable_walk_exit(&iter);
+}

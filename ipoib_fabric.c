@@ -8,6 +8,10 @@
  */
 #include <linux/rtnetlink.h>
 #include <net/addrconf.h>
+#include <net/arp.h>
+#include <net/ipv6_stubs.h>
+#include <net/ndisc.h>
+#include <net/neighbour.h>
 #include <rdma/ib_addr.h>
 #include <rdma/ib_cache.h>
 
@@ -53,21 +57,92 @@ static bool ipng_roce_carried_by(struct ipng_dev *ipd, struct net_device *ndev)
 	return ca == ipd->ca;
 }
 
+/* ifindex of the Ethernet device under our address GID, or 0. */
+static int ipng_roce_lower_ifindex(struct ipng_dev *ipd);
+
+/*
+ * MAC of an IP neighbour of the Ethernet device under the port: known and
+ * valid, or -EAGAIN after asking the neighbour code to resolve it (the
+ * path cache asks again shortly).
+ */
+static int ipng_roce_neigh_mac(struct ipng_dev *ipd, struct neigh_table *tbl,
+			       const void *ip, u8 *dmac)
+{
+	struct net_device *lower;
+	struct neighbour *n;
+	int err = -EAGAIN;
+
+	lower = dev_get_by_index(&init_net, ipng_roce_lower_ifindex(ipd));
+	if (!lower)
+		return -ENODEV;
+	n = __neigh_lookup(tbl, ip, lower, true);
+	if (IS_ERR_OR_NULL(n)) {
+		err = n ? PTR_ERR(n) : -ENOMEM;
+		goto out;
+	}
+	if (READ_ONCE(n->nud_state) & NUD_VALID) {
+		neigh_ha_snapshot(dmac, n, lower);
+		err = 0;
+	} else {
+		neigh_event_send(n, NULL);
+	}
+	neigh_release(n);
+out:
+	dev_put(lower);
+	return err;
+}
+
+/*
+ * Kernel users of rdma_create_ah() must give RoCE devices the destination
+ * MAC themselves (ib_core resolves it for user verbs only): multicast GIDs
+ * map to an Ethernet multicast MAC, link-local GIDs carry the MAC in their
+ * interface ID, and other GIDs are IP addresses whose neighbour entry on
+ * the Ethernet device has it.
+ */
+static int ipng_roce_dmac(struct ipng_dev *ipd, const union ib_gid *dgid,
+			  u8 *dmac)
+{
+	const struct in6_addr *ip6 = (const struct in6_addr *)dgid->raw;
+	__be32 ip4 = ip6->s6_addr32[3];
+
+	if (ipv6_addr_v4mapped(ip6)) {
+		if (ipv4_is_multicast(ip4)) {
+			ip_eth_mc_map(ip4, dmac);
+			return 0;
+		}
+		return ipng_roce_neigh_mac(ipd, &arp_tbl, &ip4, dmac);
+	}
+	if (ipv6_addr_is_multicast(ip6)) {
+		ipv6_eth_mc_map(ip6, dmac);
+		return 0;
+	}
+	if (ipv6_addr_type(ip6) & IPV6_ADDR_LINKLOCAL &&
+	    ip6->s6_addr[11] == 0xff && ip6->s6_addr[12] == 0xfe) {
+		rdma_get_ll_mac((struct in6_addr *)ip6, dmac);
+		return 0;
+	}
+	return ipng_roce_neigh_mac(ipd, ipv6_stub->nd_tbl, ip6, dmac);
+}
+
 /*
  * RoCE has no SA: the address vector is a GRH to the GID from our address
- * GID; rdma_create_ah() finds the MAC (from a link-local or multicast GID,
- * or through the IP neighbour table).
+ * GID, plus the destination MAC.
  */
 static int ipng_roce_resolve_path(struct ipng_dev *ipd,
 				  const union ib_gid *dgid,
 				  struct rdma_ah_attr *attr)
 {
+	int err;
+
 	memset(attr, 0, sizeof(*attr));
 	attr->type = rdma_ah_find_type(ipd->ca, ipd->port);
 	rdma_ah_set_port_num(attr, ipd->port);
 	rdma_ah_set_grh(attr, (union ib_gid *)dgid, 0,
 			ipng_roce_addr_gid_index(ipd), 64, 0);
-	return 0;
+	err = ipng_roce_dmac(ipd, dgid, attr->roce.dmac);
+	if (err == -EAGAIN)
+		netdev_dbg(ipd->ndev, "resolving the MAC of %pI6\n", dgid->raw);
+	return err;
 }
 
 /* ifindex of the Ethernet device under our address GID, or 0. */

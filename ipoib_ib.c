@@ -288,6 +288,11 @@ struct ipng_ah *ipng_ah_create(struct ipng_dev *ipd, struct rdma_ah_attr *attr)
 		return ERR_CAST(ib_ah);
 	}
 	ah->ah = ib_ah;
+	ah->type = attr->type;
+	if (attr->type == RDMA_AH_ATTR_TYPE_ROCE)
+		memcpy(ah->dmac, attr->roce.dmac, ETH_ALEN);
+	ah->dlid = rdma_ah_get_dlid(attr);
+	ah->sl = rdma_ah_get_sl(attr);
 	kref_init(&ah->ref);
 	INIT_WORK(&ah->free_work, ipng_ah_free_work);
 	return ah;

@@ -294,11 +294,17 @@ static int __init ipng_init(void)
 	err = register_netdevice_notifier(&ipng_netdev_notifier);
 	if (err)
 		goto err_netlink;
-	err = ib_register_client(&ipng_client);
+	/* Before the first interface: its /proc and debugfs entries. */
+	err = ipng_fs_init();
 	if (err)
 		goto err_notifier;
+	err = ib_register_client(&ipng_client);
+	if (err)
+		goto err_fs;
 	return 0;
 
+err_fs:
+	ipng_fs_exit();
 err_notifier:
 	unregister_netdevice_notifier(&ipng_netdev_notifier);
 err_netlink:
@@ -316,6 +322,7 @@ err_wq:
 static void __exit ipng_exit(void)
 {
 	ib_unregister_client(&ipng_client);
+	ipng_fs_exit();
 	unregister_netdevice_notifier(&ipng_netdev_notifier);
 	ipng_netlink_exit();
 	ib_sa_unregister_client(&ipng_sa_client);

@@ -528,11 +528,11 @@ static const char *const ipng_mc_join_names[] = {
 };
 
 /**
- * ipng_mcast_show() - one line per group: MGID, state, membership, backoff
+ * ipng_mcast_dump() - one line per group: MGID, state, membership, backoff
  * @ipd: interface
  * @m: seq_file of a debugfs dump
  */
-void ipng_mcast_show(struct ipng_dev *ipd, struct seq_file *m)
+void ipng_mcast_dump(struct ipng_dev *ipd, struct seq_file *m)
 {
 	struct ipng_mcast *mc = ipd->mcast;
 	struct ipng_mcast_group *grp;

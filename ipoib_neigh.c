@@ -249,11 +249,11 @@ unsigned int ipng_neighs_count(struct ipng_dev *ipd)
 }
 
 /**
- * ipng_neighs_show() - one line per entry: QPN, GID, flags, handle, age
+ * ipng_neighs_dump() - one line per entry: QPN, GID, flags, handle, age
  * @ipd: interface
  * @m: seq_file of a debugfs dump
  */
-void ipng_neighs_show(struct ipng_dev *ipd, struct seq_file *m)
+void ipng_neighs_dump(struct ipng_dev *ipd, struct seq_file *m)
 {
 	unsigned int gen = atomic_read(&ipd->path_gen);
 	struct rhashtable_iter iter;
