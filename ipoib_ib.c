@@ -6,6 +6,7 @@
 #include <linux/minmax.h>
 #include <linux/rtnetlink.h>
 #include <rdma/ib_cache.h>
+#include <kunit/visibility.h>
 
 #include "ipoib.h"
 
@@ -297,6 +298,7 @@ struct ipng_ah *ipng_ah_create(struct ipng_dev *ipd, struct rdma_ah_attr *attr)
 	INIT_WORK(&ah->free_work, ipng_ah_free_work);
 	return ah;
 }
+EXPORT_SYMBOL_IF_KUNIT(ipng_ah_create);
 
 /*
  * The last reference may be dropped in NAPI or in an RCU callback, and
@@ -329,6 +331,7 @@ void ipng_ah_put(struct ipng_ah *ah)
 {
 	kref_put(&ah->ref, ipng_ah_release);
 }
+EXPORT_SYMBOL_IF_KUNIT(ipng_ah_put);
 
 /**
  * ipng_ib_query_port() - read the port attributes of an interface
