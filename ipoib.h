@@ -32,6 +32,7 @@
 
 struct ipng_dev;
 struct ipng_neigh;
+struct ipng_fs_dev;
 
 /**
  * enum ipng_mc_join - membership in a multicast group
@@ -106,7 +107,6 @@ struct ipng_mcast_ops {
 		       struct rdma_ah_attr *attr);
 	void (*kick)(void *ctx);
 };
-struct ipng_fs_dev;
 
 /**
  * struct ipng_fabric_ops - what differs between InfiniBand and RoCE ports
@@ -366,6 +366,8 @@ void ipng_paths_start(struct ipng_dev *ipd);
 void ipng_paths_stop(struct ipng_dev *ipd);
 void ipng_path_xmit(struct ipng_dev *ipd, struct sk_buff *skb,
 		    struct ipng_neigh *n);
+void ipng_path_touch(struct ipng_dev *ipd, const union ib_gid *dgid,
+		     unsigned long used);
 unsigned int ipng_paths_count(struct ipng_dev *ipd);
 void ipng_paths_dump(struct ipng_dev *ipd, struct seq_file *m);
 extern unsigned int ipng_path_timeout;

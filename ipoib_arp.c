@@ -290,6 +290,27 @@ static void ipng_paths_walk(struct ipng_dev *ipd,
 	mutex_unlock(&ipd->paths_walk_lock);
 }
 
+/**
+ * ipng_path_touch() - a neighbour of @dgid was used at @used
+ * @ipd: interface
+ * @dgid: the neighbour's GID
+ * @used: jiffies of its last transmit
+ *
+ * Transmit to a known neighbour does not look at its path; the aging walk
+ * passes the neighbours' use on, so a path lives as long as they do.
+ */
+void ipng_path_touch(struct ipng_dev *ipd, const union ib_gid *dgid,
+		     unsigned long used)
+{
+	struct ipng_path *path;
+
+	rcu_read_lock();
+	path = rhashtable_lookup(&ipd->paths, dgid, ipng_path_params);
+	if (path && time_after(used, READ_ONCE(path->last_used)))
+		WRITE_ONCE(path->last_used, used);
+	rcu_read_unlock();
+}
+
 static bool ipng_path_idle(struct ipng_path *path)
 {
 	unsigned long timeout = max(ipng_path_timeout, 1U) * HZ;

@@ -163,7 +163,10 @@ void ipng_neigh_xmit(struct ipng_dev *ipd, struct sk_buff *skb)
 	rcu_read_unlock();
 }
 
-/* Remove every entry @expired picks; under paths_walk_lock. */
+/*
+ * Remove every entry @expired picks; the others keep their path alive.
+ * Under paths_walk_lock.
+ */
 static void ipng_neighs_walk(struct ipng_dev *ipd,
 			     bool (*expired)(struct ipng_neigh *n))
 {
@@ -173,8 +176,13 @@ static void ipng_neighs_walk(struct ipng_dev *ipd,
 	rhashtable_walk_enter(&ipd->neighs, &iter);
 	rhashtable_walk_start(&iter);
 	while ((n = rhashtable_walk_next(&iter))) {
-		if (!IS_ERR(n) && expired(n))
+		if (IS_ERR(n))
+			continue;
+		if (expired(n))
 			ipng_neigh_remove(ipd, n);
+		else
+			ipng_path_touch(ipd, &n->key.gid,
+					READ_ONCE(n->last_used));
 	}
 	rhashtable_walk_stop(&iter);
 	rhashtable_walk_exit(&iter);

@@ -18,8 +18,6 @@ PEERLL=fe80::5254:ff:fe00:$PEER
 XFER=$IPNG_REPO/tests/e2e/xfer.py
 
 stat_of() { cat "$NET/ib0/statistics/$1"; }
-carrier_up() { [ "$(cat $NET/ib0/carrier 2>/dev/null)" = 1 ]; }
-oper_up() { [ "$(cat $NET/ib0/operstate)" = up ]; }
 
 setup() {
 	insmod "$KO" && wait_for 10 test -e $NET/ib0 || return 1
@@ -28,14 +26,6 @@ setup() {
 		wait_for 10 carrier_up && wait_for 10 oper_up
 }
 
-# ping COUNT ARGS...: every echo answered.
-ping_all() {
-	local n=$1 out
-	shift
-	out=$(ping -c "$n" -W 5 "$@" 2>&1)
-	echo "$out" | tail -3
-	grep -q " $n received" <<<"$out"
-}
 
 t_neigh() {
 	local theirs lladdr
@@ -140,8 +130,9 @@ t_iperf_reverse() {
 eth0_has() { ip -6 maddr show dev eth0 | grep -Eq "inet6 $1( |\$)"; }
 eth0_lacks() { ! eth0_has "$1"; }
 
+# exec: the background job's PID is python's, so kill ends the membership.
 member_of_239_1_2_9() {
-	python3 -c 'import socket, sys, time
+	exec python3 -c 'import socket, sys, time
 s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
 s.setsockopt(socket.IPPROTO_IP, socket.IP_ADD_MEMBERSHIP,
 	     socket.inet_aton("239.1.2.9") + socket.inet_aton(sys.argv[1]))

@@ -33,7 +33,6 @@ rxe_active() {
 	[[ $st == *ACTIVE* ]]
 }
 has_ib0() { [ -e $NET/ib0 ]; }
-carrier_up() { [ "$(cat $NET/ib0/carrier 2>/dev/null)" = 1 ]; }
 
 # Any interface of type 32 (InfiniBand), whatever its name.
 no_ib_netdev() {

@@ -38,8 +38,6 @@ FIELDS=(mode link_layer mtu qpn gid pkey channels send_queue_size
 	tx_bytes rx_dropped tx_dropped rx_errors tx_errors "${COUNTERS[@]:4}"
 	paths neighbours mcast_groups connections)
 
-carrier_up() { [ "$(cat $NET/ib0/carrier 2>/dev/null)" = 1 ]; }
-oper_up() { [ "$(cat $NET/ib0/operstate 2>/dev/null)" = up ]; }
 hex_addr() { tr -d ':\n' < $NET/ib0/address; }
 # 32 hex digits -> the GID as %pI6 prints it (eight groups of four).
 gid_of_hex() { sed 's/.\{4\}/&:/g; s/:$//' <<<"$1"; }
@@ -68,13 +66,6 @@ bring_up() {
 		wait_for 10 carrier_up && wait_for 10 oper_up
 }
 
-ping_all() {
-	local n=$1 out
-	shift
-	out=$(ping -c "$n" -W 5 "$@" 2>&1)
-	echo "$out" | tail -3
-	grep -q " $n received" <<<"$out"
-}
 
 # --- (a) the stats file ---
 
