@@ -98,7 +98,8 @@ for m in ipoib_ng_test ipoib_ng_live_test; do
 done
 
 step "build against Debian's stock headers"
-stock=$(ls -d /usr/src/linux-headers-*-amd64 2>/dev/null | sort -V | tail -1)
+stock=$(find /usr/src -maxdepth 1 -name 'linux-headers-*-amd64' 2>/dev/null |
+	sort -V | tail -1)
 if [ -n "$stock" ]; then
 	copy=$(mktemp -d)
 	git ls-files -co --exclude-standard | grep -v '^results/' |
