@@ -7,6 +7,7 @@
 #   make check           everything CI runs: lint, builds, KUnit, VM tests
 #   make demo            two VMs with ipoib_ng, addresses and link info shown
 #   make vm-shell        two VMs, a shell on the first one
+#   make bench           throughput and latency on the fast kernel (see README)
 
 CACHE ?= $(HOME)/.cache/ipoib_ng
 RUNNING_KDIR := /lib/modules/$(shell uname -r)/build
@@ -15,7 +16,7 @@ KDIR := $(shell if [ -d $(RUNNING_KDIR) ]; then echo $(RUNNING_KDIR); \
 	else tests/vm/kernel.sh debug --path-only; fi)
 endif
 
-.PHONY: all modules clean check demo vm-shell kernel
+.PHONY: all modules clean check demo vm-shell bench kernel
 
 all: modules
 
@@ -38,3 +39,6 @@ demo:
 
 vm-shell:
 	tests/vm-shell.sh
+
+bench:
+	tests/bench/bench.sh

@@ -1,0 +1,420 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: GPL-2.0
+#
+# Report of `make bench`: reads what tests/bench/bench-guest.sh left in
+# <results>/mtu<MTU>/vm{1,2}/ (raw tool output, /proc/stat snapshots, info)
+# and what tests/bench/bench.sh left in <results>/ (host-info.txt, the
+# host's CPU samples in host-stat.txt), and writes results.json,
+# results.csv and table.md there; prints the table.
+#
+# Exit status 1 if any value could not be measured (each one is named);
+# values are never compared with thresholds.
+#
+#   tests/bench/report.py RESULTS_DIR
+
+import csv
+import json
+import math
+import os
+import re
+import sys
+
+MIB = 1048576
+
+
+def read_kv(path):
+    out = {}
+    try:
+        with open(path, encoding='utf-8', errors='replace') as f:
+            for line in f:
+                if '=' in line:
+                    k, v = line.rstrip('\n').split('=', 1)
+                    out[k] = v
+    except OSError:
+        pass
+    return out
+
+
+def read_text(path):
+    try:
+        with open(path, encoding='utf-8', errors='replace') as f:
+            return f.read()
+    except OSError:
+        return None
+
+
+def parse_ping(text):
+    """(average RTT in us, packets sent, received) from ping -q output."""
+    m = re.search(r'(\d+) packets transmitted, (\d+) received', text)
+    r = re.search(r'rtt min/avg/max/mdev = [\d.]+/([\d.]+)/[\d.]+/[\d.]+ ms',
+                  text)
+    if not m or not r:
+        return None
+    return {'rtt_avg_us': float(r.group(1)) * 1000.0,
+            'sent': int(m.group(1)), 'received': int(m.group(2))}
+
+
+def parse_iperf3(text):
+    """Receiver-side TCP goodput of an iperf3 -J client run."""
+    start, end = text.find('{'), text.rfind('}')
+    if start < 0 or end < start:
+        return None
+    try:
+        j = json.loads(text[start:end + 1])
+    except ValueError:
+        return None
+    if j.get('error'):
+        return {'error': j['error']}
+    e = j.get('end', {})
+    rcv = e.get('sum_received', {})
+    snd = e.get('sum_sent', {})
+    if not rcv.get('bits_per_second'):
+        return None
+    cpu = e.get('cpu_utilization_percent', {})
+    return {'mbps': rcv['bits_per_second'] / 1e6,
+            'seconds': rcv.get('seconds'),
+            'retransmits': snd.get('retransmits'),
+            'iperf3_cpu_sender_pct': cpu.get('host_total'),
+            'iperf3_cpu_receiver_pct': cpu.get('remote_total')}
+
+
+def usable(v):
+    """A measured value: a finite positive number (perftest prints 0.00
+    or inf when it has no clock)."""
+    return v if isinstance(v, float) and math.isfinite(v) and v > 0 else None
+
+
+def parse_perftest(text):
+    """The result row of ib_send_bw / ib_send_lat output as {column: value}."""
+    lines = text.splitlines()
+    for i, line in enumerate(lines):
+        if '#bytes' not in line:
+            continue
+        names = re.findall(r'#\w+|(?:[\w.%]+ )?\w+\[[^\]]+\]', line)
+        for data in lines[i + 1:]:
+            vals = data.split()
+            if len(vals) >= len(names) and re.match(r'^\d+$', vals[0]):
+                try:
+                    return dict(zip(names, (float(v) for v in vals)))
+                except ValueError:
+                    return None
+    return None
+
+
+def cpu_lines(path):
+    out = {}
+    text = read_text(path)
+    if text is None:
+        return None
+    for line in text.splitlines():
+        f = line.split()
+        if f and f[0].startswith('cpu'):
+            out[f[0]] = [int(x) for x in f[1:]]
+    return out
+
+
+def busy(a, b):
+    """Busy and softirq share (%) between two /proc/stat cpu rows."""
+    d = [y - x for x, y in zip(a, b)]
+    total = sum(d[:8])  # user..steal; guest time is already in user
+    if total <= 0:
+        return None, None
+    idle = d[3] + d[4]
+    return 100.0 * (total - idle) / total, 100.0 * d[6] / total
+
+
+def guest_cpu(raw, name, role):
+    s0 = cpu_lines(os.path.join(raw, f'{name}.{role}.stat0'))
+    s1 = cpu_lines(os.path.join(raw, f'{name}.{role}.stat1'))
+    if not s0 or not s1 or 'cpu' not in s0 or 'cpu' not in s1:
+        return None
+    tot, sirq = busy(s0['cpu'], s1['cpu'])
+    per = [busy(s0[c], s1[c])[0] for c in s0 if c != 'cpu' and c in s1]
+    per = [p for p in per if p is not None]
+    if tot is None:
+        return None
+    return {'busy_pct': tot, 'softirq_pct': sirq,
+            'busiest_vcpu_pct': max(per) if per else None}
+
+
+def host_samples(path):
+    """(time, ticks of our QEMUs, host cpu row) per host-sample.py line."""
+    out = []
+    text = read_text(path) or ''
+    for line in text.splitlines():
+        f = line.split()
+        if len(f) > 4 and f[2] == 'cpu':
+            try:
+                out.append((float(f[0]), int(f[1]), [int(x) for x in f[3:]]))
+            except ValueError:
+                pass
+    return out
+
+
+def host_cpu(samples, t0, t1):
+    """Host busy % and our QEMUs' share (% of all host cores) from the last
+    sample at or before t0 to the first at or after t1 (so the window is
+    widened by up to a second on each side)."""
+    before = [s for s in samples if s[0] <= t0]
+    after = [s for s in samples if s[0] >= t1]
+    if not before or not after:
+        return None, None
+    a, b = before[-1], after[0]
+    total = sum(y - x for x, y in zip(a[2][:8], b[2][:8]))
+    ours = 100.0 * (b[1] - a[1]) / total if total > 0 else None
+    return busy(a[2], b[2])[0], ours
+
+
+def window(raw, name, role):
+    try:
+        t0 = os.stat(os.path.join(raw, f'{name}.{role}.stat0')).st_mtime
+        t1 = os.stat(os.path.join(raw, f'{name}.{role}.stat1')).st_mtime
+    except OSError:
+        return None
+    return t0, t1
+
+
+def measure_run(rundir, samples, missing, mtu):
+    vm1 = os.path.join(rundir, 'vm1')
+    vm2 = os.path.join(rundir, 'vm2')
+    raw1 = os.path.join(vm1, 'raw')
+    raw2 = os.path.join(vm2, 'raw')
+    info = read_kv(os.path.join(vm2, 'info.txt')) or read_kv(
+        os.path.join(vm1, 'info.txt'))
+    status = {}
+    for vm in (vm1, vm2):
+        text = read_text(os.path.join(vm, 'measured.txt')) or ''
+        for line in text.splitlines():
+            f = line.split()
+            if len(f) == 2 and f[1] != 'ok':
+                status[f[0]] = f'{os.path.basename(vm)}: {f[1]}'
+    run = {'info': info, 'values': {}, 'cpu': {}}
+    val = run['values']
+    # Round trips of tens of microseconds need a clock finer than a jiffy.
+    clock_bad = 'jiffies' in info.get('clocksource', '')
+
+    def need(key, value, what, name):
+        if value is None:
+            why = status.get(name) or 'no result in the tool output'
+            missing.append(f'{what} at MTU {mtu} ({why}; see '
+                           f'{os.path.relpath(rundir)}/vm*/raw/{name}.*)')
+        else:
+            val[key] = value
+
+    if not info:
+        missing.append(f'MTU {mtu}: no guest info.txt (setup failed? see '
+                       f'{os.path.relpath(rundir)}/vm*/script.log)')
+
+    def perftest_why(name, *texts):
+        if any('Correlation coefficient' in (t or '') for t in texts):
+            status.setdefault(name, 'perftest could not calibrate its cycle '
+                              'counter against the guest clock')
+
+    for name in ('ping_ib0', 'ping_eth0'):
+        p = parse_ping(read_text(os.path.join(raw2, f'{name}.client')) or '')
+        if p and clock_bad:
+            status.setdefault(name, 'guest clocksource is jiffies')
+            p = None
+        need(f'{name}_rtt_us', p and usable(p['rtt_avg_us']),
+             f'ping RTT over {name[5:]}', name)
+        if p:
+            val[f'{name}_lost'] = p['sent'] - p['received']
+
+    for name in ('lat_ud', 'lat_ud_ev'):
+        text = read_text(os.path.join(raw2, f'{name}.client')) or ''
+        lat = parse_perftest(text) or {}
+        perftest_why(name, text)
+        need(f'{name}_avg_us', usable(lat.get('t_avg[usec]')),
+             'ib_send_lat UD' + (' -e' if name.endswith('_ev') else ''), name)
+        if usable(lat.get('t_typical[usec]')):
+            val[f'{name}_typical_us'] = lat['t_typical[usec]']
+
+    for name in ('tcp_ib0', 'tcp_eth0'):
+        r = parse_iperf3(read_text(os.path.join(raw2, f'{name}.client')) or '')
+        if r and 'error' in r:
+            status.setdefault(name, 'iperf3: ' + r['error'])
+            r = None
+        need(f'{name}_mbps', r and usable(float(r['mbps'])),
+             f'iperf3 TCP over {name[4:]}', name)
+        if r:
+            val[f'{name}_retransmits'] = r['retransmits']
+
+    # ib_send_bw -D counts the messages of the middle duration - 2 * margin
+    # seconds (timed with alarm(), not with its cycle counter); its own
+    # MB/sec (MiB) figure needs the cycle counter, which TCG guests
+    # sometimes fail to calibrate, so the rate is computed from the count.
+    try:
+        span = float(info['duration']) - 2 * float(info['bw_margin'])
+    except (KeyError, ValueError):
+        span = 0
+    for role, raw, key in (('server', raw1, 'bw_ud_mbps'),
+                           ('client', raw2, 'bw_ud_sender_mbps')):
+        row = parse_perftest(read_text(os.path.join(raw, f'bw_ud.{role}'))
+                             or '') or {}
+        msgs = usable(row.get('#iterations'))
+        size = usable(row.get('#bytes'))
+        rate = None
+        if msgs and size and span > 0:
+            rate = msgs * size * 8 / span / 1e6
+        if role == 'server':
+            need(key, rate, 'ib_send_bw UD (receiver side)', 'bw_ud')
+            own = usable(row.get('BW average[MB/sec]'))
+            if own:
+                val['bw_ud_perftest_mbps'] = own * MIB * 8 / 1e6
+        elif rate:
+            val[key] = rate
+
+    v = val
+    if 'tcp_ib0_mbps' in v and 'bw_ud_mbps' in v:
+        v['ratio_tcp_ib0_to_bw_ud'] = v['tcp_ib0_mbps'] / v['bw_ud_mbps']
+    if 'tcp_ib0_mbps' in v and 'tcp_eth0_mbps' in v:
+        v['ratio_tcp_ib0_to_tcp_eth0'] = v['tcp_ib0_mbps'] / v['tcp_eth0_mbps']
+    for name in ('lat_ud', 'lat_ud_ev'):
+        if f'{name}_avg_us' in v:
+            # ib_send_lat reports half the round trip.
+            v[f'{name}_rtt_us'] = 2 * v[f'{name}_avg_us']
+            if 'ping_ib0_rtt_us' in v:
+                v[f'ratio_ping_ib0_to_{name}_rtt'] = (v['ping_ib0_rtt_us'] /
+                                                      v[f'{name}_rtt_us'])
+
+    for name in ('tcp_ib0', 'tcp_eth0', 'bw_ud', 'ping_ib0', 'lat_ud',
+                 'lat_ud_ev'):
+        c = {'receiver_vm1': guest_cpu(raw1, name, 'server'),
+             'sender_vm2': guest_cpu(raw2, name, 'client')}
+        w = window(raw2, name, 'client')
+        c['host_busy_pct'], c['host_qemu_pct'] = (host_cpu(samples, *w) if w
+                                                  else (None, None))
+        run['cpu'][name] = c
+    return run
+
+
+def fmt(v, digits=0):
+    if v is None:
+        return 'n/a'
+    return f'{v:.{digits}f}'
+
+
+def table(host, runs):
+    mtus = sorted(runs, key=int)
+
+    def guest(key):
+        return next((r['info'][key] for r in runs.values()
+                     if r['info'].get(key)), '?')
+
+    hdr = '| | ' + ' | '.join(f'MTU {m}' for m in mtus) + ' |'
+    sep = '|---|' + '---:|' * len(mtus)
+    out = [hdr, sep]
+
+    def row(label, fn):
+        cells = ' | '.join(fn(runs[m]) for m in mtus)
+        out.append(f'| {label} | {cells} |')
+
+    def val(key, digits=0):
+        return lambda r: fmt(r['values'].get(key), digits)
+
+    row('eth0 MTU / RoCE active MTU / ib0 MTU',
+        lambda r: ' / '.join(r['info'].get(k, '?') for k in
+                             ('eth0_mtu', 'rxe_active_mtu', 'ib0_mtu')))
+    row('ib0 TCP, iperf3 (Mbit/s)', val('tcp_ib0_mbps'))
+    row('eth0 TCP, iperf3 (Mbit/s)', val('tcp_eth0_mbps'))
+    row('ib_send_bw UD received (Mbit/s)', val('bw_ud_mbps'))
+    row('ib_send_bw UD sent (Mbit/s)', val('bw_ud_sender_mbps'))
+    row('UD message size (bytes)', lambda r: r['info'].get('ud_size', '?'))
+    row('**ib0 TCP / ib_send_bw UD** (goal >= 0.8)',
+        val('ratio_tcp_ib0_to_bw_ud', 2))
+    row('ib0 TCP / eth0 TCP', val('ratio_tcp_ib0_to_tcp_eth0', 2))
+    row('ping RTT over ib0, avg (us)', val('ping_ib0_rtt_us'))
+    row('ping RTT over eth0, avg (us)', val('ping_eth0_rtt_us'))
+    row('ib_send_lat UD 88 B, polling, 2 x t_avg (us)', val('lat_ud_rtt_us'))
+    row('ib_send_lat UD 88 B, events (-e), 2 x t_avg (us)',
+        val('lat_ud_ev_rtt_us'))
+    row('ping RTT ib0 / ib_send_lat round trip, polling',
+        val('ratio_ping_ib0_to_lat_ud_rtt', 2))
+    row('ping RTT ib0 / ib_send_lat round trip, events',
+        val('ratio_ping_ib0_to_lat_ud_ev_rtt', 2))
+    out.append('')
+    out.append('CPU busy while measuring: guests in % of all their vCPUs '
+               '(busiest vCPU), softirq share; host in % of all its cores, '
+               'and the part our two QEMUs took:')
+    out.append('')
+    out.append('| measurement | vm1 (receiver) | vm2 (sender) | host busy '
+               '| of which our QEMUs |')
+    out.append('|---|---:|---:|---:|---:|')
+    labels = {'tcp_ib0': 'ib0 TCP', 'tcp_eth0': 'eth0 TCP',
+              'bw_ud': 'ib_send_bw UD', 'ping_ib0': 'ping ib0',
+              'lat_ud': 'ib_send_lat UD'}
+
+    def g(c):
+        if not c:
+            return 'n/a'
+        return '{} ({}), softirq {}'.format(fmt(c['busy_pct']),
+                                            fmt(c['busiest_vcpu_pct']),
+                                            fmt(c['softirq_pct']))
+    for m in mtus:
+        for name, label in labels.items():
+            c = runs[m]['cpu'].get(name, {})
+            out.append(f'| {label}, MTU {m} | {g(c.get("receiver_vm1"))} | '
+                       f'{g(c.get("sender_vm2"))} | '
+                       f'{fmt(c.get("host_busy_pct"))} | '
+                       f'{fmt(c.get("host_qemu_pct"))} |')
+    out.append('')
+    out.append('{}; host: {} x {}, load average before {}; '
+               'QEMU TCG, {} vCPUs per VM; guest kernel {} (fast flavour, '
+               'clocksource {}); ipoib_ng {}; {} s per throughput run, '
+               'one stream.'.format(
+                   host.get('date', '?'), host.get('host_nproc', '?'),
+                   host.get('host_cpu', '?'),
+                   host.get('host_loadavg_before', '?'),
+                   guest('vcpus'), guest('kernel'), guest('clocksource'),
+                   host.get('commit', '?'), host.get('duration', '?')))
+    return '\n'.join(out) + '\n'
+
+
+def main():
+    if len(sys.argv) != 2:
+        print('usage: report.py RESULTS_DIR', file=sys.stderr)
+        return 2
+    res = sys.argv[1]
+    host = read_kv(os.path.join(res, 'host-info.txt'))
+    samples = host_samples(os.path.join(res, 'host-stat.txt'))
+    mtus = host.get('mtus', '').split()
+    if not mtus:
+        mtus = sorted((d[3:] for d in os.listdir(res) if d.startswith('mtu')),
+                      key=int)
+    missing = []
+    runs = {}
+    for mtu in mtus:
+        runs[mtu] = measure_run(os.path.join(res, f'mtu{mtu}'), samples,
+                                missing, mtu)
+
+    doc = {'host': host, 'runs': runs, 'missing': missing}
+    with open(os.path.join(res, 'results.json'), 'w', encoding='utf-8') as f:
+        json.dump(doc, f, indent=2, sort_keys=True)
+        f.write('\n')
+    with open(os.path.join(res, 'results.csv'), 'w', newline='',
+              encoding='utf-8') as f:
+        w = csv.writer(f)
+        w.writerow(['mtu', 'metric', 'value'])
+        for mtu in mtus:
+            for k, v in sorted(runs[mtu]['values'].items()):
+                w.writerow([mtu, k, v])
+            for name, c in sorted(runs[mtu]['cpu'].items()):
+                for who in ('receiver_vm1', 'sender_vm2'):
+                    for k, v in sorted((c.get(who) or {}).items()):
+                        w.writerow([mtu, f'cpu_{name}_{who}_{k}', v])
+                for k in ('host_busy_pct', 'host_qemu_pct'):
+                    w.writerow([mtu, f'cpu_{name}_{k}', c.get(k)])
+    text = table(host, runs)
+    with open(os.path.join(res, 'table.md'), 'w', encoding='utf-8') as f:
+        f.write(text)
+    print(text, end='')
+    print(f'report: results.json, results.csv, table.md in {res}')
+    if missing:
+        for m in missing:
+            print(f'report: NOT MEASURED: {m}')
+        return 1
+    return 0
+
+
+if __name__ == '__main__':
+    sys.exit(main())
