@@ -7,18 +7,22 @@
 #ifndef IPNG_H
 #define IPNG_H
 
+#include <linux/if_ether.h>
 #include <linux/kref.h>
 #include <linux/list.h>
 #include <linux/mutex.h>
 #include <linux/netdevice.h>
 #include <linux/rhashtable-types.h>
+#include <linux/seq_file.h>
 #include <linux/workqueue.h>
+#include <rdma/ib_sa.h>
 #include <rdma/ib_verbs.h>
 
 #include "ipoib_stats.h"
 #include "ipoib_wire.h"
 
 #define IPNG_WC_BATCH	16	/* completions polled at once */
+#define IPNG_REPAIR_TRIES	10	/* GID repairs after a port event */
 
 /* The link header the stack builds: destination address + IPoIB header. */
 #define IPNG_HARD_LEN	(IPNG_ADDR_LEN + IPNG_HLEN)
@@ -27,6 +31,82 @@
 #define DRV_VERSION	"0.1.0"
 
 struct ipng_dev;
+struct ipng_neigh;
+struct ipng_fs_dev;
+
+/**
+ * enum ipng_mc_join - membership in a multicast group
+ * @IPNG_MC_NONE: not a member
+ * @IPNG_MC_SENDONLY: send-only member (InfiniBand: no receive)
+ * @IPNG_MC_FULL: full member: receives the group's packets
+ */
+enum ipng_mc_join {
+	IPNG_MC_NONE,
+	IPNG_MC_SENDONLY,
+	IPNG_MC_FULL,
+};
+
+/**
+ * enum ipng_mc_state - state of one group in the join state machine
+ * @IPNG_MC_IDLE: wanted but not (yet) joined, or about to be freed
+ * @IPNG_MC_JOINING: a join is in flight
+ * @IPNG_MC_JOINED: member as in &ipng_mcast_member.join
+ * @IPNG_MC_BACKOFF: the last join failed; retried after a delay
+ * @IPNG_MC_LEAVING: a leave is in flight
+ */
+enum ipng_mc_state {
+	IPNG_MC_IDLE,
+	IPNG_MC_JOINING,
+	IPNG_MC_JOINED,
+	IPNG_MC_BACKOFF,
+	IPNG_MC_LEAVING,
+};
+
+/**
+ * struct ipng_mcast_member - what the fabric sees of one group
+ * @mgid: the group
+ * @join: membership to ask for (join) or held (leave)
+ * @broadcast: the interface's broadcast group (joined first)
+ * @priv: fabric data from a successful join until the leave
+ */
+struct ipng_mcast_member {
+	union ib_gid mgid;
+	enum ipng_mc_join join;
+	bool broadcast;
+	void *priv;
+};
+
+/**
+ * struct ipng_mcast_info - snapshot of one group (tests, dumps)
+ * @state: state machine state
+ * @join: membership held or being joined
+ * @broadcast: the broadcast group
+ * @backoff: current retry delay in jiffies, 0 after success
+ * @error: result of the last join
+ */
+struct ipng_mcast_info {
+	enum ipng_mc_state state;
+	enum ipng_mc_join join;
+	bool broadcast;
+	unsigned long backoff;
+	int error;
+};
+
+/**
+ * struct ipng_mcast_ops - how the multicast state machine acts
+ * @join: make @m a member as @m->join says; may sleep; 0 or an errno
+ * @leave: undo a successful @join; may sleep
+ * @ah_attr: address vector to send to a joined group (optional)
+ * @kick: a pass of ipng_mcast_run() is needed; called under the state's
+ *	lock, so it must only schedule one
+ */
+struct ipng_mcast_ops {
+	int (*join)(void *ctx, struct ipng_mcast_member *m);
+	void (*leave)(void *ctx, struct ipng_mcast_member *m);
+	int (*ah_attr)(void *ctx, struct ipng_mcast_member *m,
+		       struct rdma_ah_attr *attr);
+	void (*kick)(void *ctx);
+};
 
 /**
  * struct ipng_fabric_ops - what differs between InfiniBand and RoCE ports
@@ -35,12 +115,14 @@ struct ipng_dev;
  * @carried_by: whether @ndev is the network device under the port (RoCE);
  *	port changes made on it (its MTU) come without an IB event
  * @resolve_path: fill the address vector that reaches @dgid (unicast or
- *	multicast); may sleep
- * @mcast_join: make the UD QP receive group @mgid; may sleep; @cookie
- *	is handed back to @mcast_leave
+ *	multicast); may sleep; -EAGAIN: not yet, ask again shortly
+ * @mcast_join: make the UD QP a member of @m->mgid as @m->join says; may
+ *	sleep; fabric data for the leave goes into @m->priv
  * @mcast_leave: undo @mcast_join
+ * @mcast_ah_attr: address vector of a joined group (NULL where sending
+ *	needs no membership)
  * @repair_gids: called after the interface dropped its address handles
- *	following a port change; may sleep
+ *	following a port change; may sleep; -EAGAIN: try again later
  *
  * The rest of the driver never tests the link layer; it calls these.
  */
@@ -50,11 +132,11 @@ struct ipng_fabric_ops {
 	bool (*carried_by)(struct ipng_dev *ipd, struct net_device *ndev);
 	int (*resolve_path)(struct ipng_dev *ipd, const union ib_gid *dgid,
 			    struct rdma_ah_attr *attr);
-	int (*mcast_join)(struct ipng_dev *ipd, const union ib_gid *mgid,
-			  int *cookie);
-	void (*mcast_leave)(struct ipng_dev *ipd, const union ib_gid *mgid,
-			    int cookie);
-	void (*repair_gids)(struct ipng_dev *ipd);
+	int (*mcast_join)(struct ipng_dev *ipd, struct ipng_mcast_member *m);
+	void (*mcast_leave)(struct ipng_dev *ipd, struct ipng_mcast_member *m);
+	int (*mcast_ah_attr)(struct ipng_dev *ipd, struct ipng_mcast_member *m,
+			     struct rdma_ah_attr *attr);
+	int (*repair_gids)(struct ipng_dev *ipd);
 };
 
 /**
@@ -62,11 +144,23 @@ struct ipng_fabric_ops {
  * @ref: one per path or group holding it and one per packet in flight
  * @ah: the verbs address handle
  * @free_work: destroys @ah in process context after the last put
+ * @type: address type (InfiniBand or RoCE) the handle was created with
+ * @dmac: RoCE: destination MAC given to the device (zero when the driver
+ *	resolves it itself, as rxe does for RoCE v2)
+ * @dlid: InfiniBand: destination LID
+ * @sl: service level
+ *
+ * @type, @dmac, @dlid and @sl are a copy of the address vector for the
+ * debugfs paths file; they never change after creation.
  */
 struct ipng_ah {
 	struct kref ref;
 	struct ib_ah *ah;
 	struct work_struct free_work;
+	enum rdma_ah_attr_type type;
+	u8 dmac[ETH_ALEN];
+	u32 dlid;
+	u8 sl;
 };
 
 /**
@@ -144,6 +238,7 @@ enum ipng_flags {
  * @flags: IPNG_F_* bits
  * @port_work: refreshes carrier and link address after a port event
  * @repair_work: runs fabric repair_gids once released handles are gone
+ * @repair_tries: repair attempts since the last port event
  * @notify_work: announces the interface's address after it comes up
  * @list: entry in &ipng_ca.ports
  * @napi: polls both CQs
@@ -152,9 +247,17 @@ enum ipng_flags {
  * @tx: send ring
  * @rx: receive ring
  * @paths: path cache, struct ipng_path keyed by destination GID
- * @paths_walk_lock: serializes walks that remove paths (aging, flush)
+ * @neighs: neighbour table, struct ipng_neigh keyed by QPN + GID
+ * @path_gen: bumped by every flush; older neighbour entries are stale
+ * @paths_walk_lock: serializes walks that remove paths or neighbours
  * @path_gc: ages paths out
  * @mcast: multicast state (ipoib_multicast.c)
+ * @mcast_work: runs passes of the multicast state machine
+ * @port_mtu: active IB MTU of the port (enum ib_mtu), read with the port
+ * @bcast_mtu: datagram MTU allowed by the broadcast group, 0 if unknown
+ * @bcast_rec: InfiniBand: the broadcast group's MCMemberRecord; other
+ *	groups are created with its parameters
+ * @fs: its /proc and debugfs entries (ipoib_fs.c; changed under RTNL)
  *
  * Verbs objects are created before the netdev is registered and destroyed
  * after it is unregistered, so they are valid whenever netdev ops run.
@@ -179,7 +282,8 @@ struct ipng_dev {
 
 	unsigned long flags;
 	struct work_struct port_work;
-	struct work_struct repair_work;
+	struct delayed_work repair_work;
+	int repair_tries;
 	struct work_struct notify_work;
 	struct list_head list;
 
@@ -190,9 +294,17 @@ struct ipng_dev {
 	struct ipng_rx_ring rx;
 
 	struct rhashtable paths;
-	struct mutex paths_walk_lock;	/* one remover of paths at a time */
+	struct rhashtable neighs;
+	atomic_t path_gen;
+	struct mutex paths_walk_lock;	/* one walker removing at a time */
 	struct delayed_work path_gc;
 	struct ipng_mcast *mcast;
+	struct delayed_work mcast_work;
+
+	enum ib_mtu port_mtu;
+	int bcast_mtu;
+	struct ib_sa_mcmember_rec bcast_rec;
+	struct ipng_fs_dev *fs;
 };
 
 /**
@@ -220,6 +332,8 @@ static inline struct ipng_dev *ipng_priv(const struct net_device *ndev)
 
 extern struct workqueue_struct *ipng_wq;
 extern struct workqueue_struct *ipng_ah_wq;
+extern struct workqueue_struct *ipng_mc_wq;
+extern struct ib_sa_client ipng_sa_client;
 extern unsigned int ipng_send_queue_size;
 extern unsigned int ipng_recv_queue_size;
 
@@ -232,6 +346,7 @@ struct ipng_dev *ipng_dev_create(struct ib_device *ca, u32 port,
 				 const char *name_template);
 void ipng_dev_destroy(struct ipng_dev *ipd);
 void ipng_dev_refresh(struct ipng_dev *ipd);
+void ipng_dev_set_bcast_mtu(struct ipng_dev *ipd, int mtu);
 
 /* ipoib_ud.c */
 extern const struct header_ops ipng_header_ops;
@@ -249,15 +364,47 @@ void ipng_paths_cleanup(struct ipng_dev *ipd);
 void ipng_paths_flush(struct ipng_dev *ipd);
 void ipng_paths_start(struct ipng_dev *ipd);
 void ipng_paths_stop(struct ipng_dev *ipd);
-void ipng_path_xmit(struct ipng_dev *ipd, struct sk_buff *skb);
+void ipng_path_xmit(struct ipng_dev *ipd, struct sk_buff *skb,
+		    struct ipng_neigh *n);
+void ipng_path_touch(struct ipng_dev *ipd, const union ib_gid *dgid,
+		     unsigned long used);
+unsigned int ipng_paths_count(struct ipng_dev *ipd);
+void ipng_paths_dump(struct ipng_dev *ipd, struct seq_file *m);
 extern unsigned int ipng_path_timeout;
 
-/* ipoib_multicast.c */
+/* ipoib_neigh.c */
+int ipng_neighs_init(struct ipng_dev *ipd);
+void ipng_neighs_cleanup(struct ipng_dev *ipd);
+void ipng_neighs_flush(struct ipng_dev *ipd);
+void ipng_neighs_age(struct ipng_dev *ipd);
+void ipng_neigh_xmit(struct ipng_dev *ipd, struct sk_buff *skb);
+void ipng_neigh_set_ah(struct ipng_neigh *n, struct ipng_ah *ah);
+unsigned int ipng_neighs_count(struct ipng_dev *ipd);
+void ipng_neighs_dump(struct ipng_dev *ipd, struct seq_file *m);
+
+/* ipoib_multicast.c: the state machine (exported to KUnit) ... */
+struct ipng_mcast *ipng_mcast_alloc(const struct ipng_mcast_ops *ops,
+				    void *ctx);
+void ipng_mcast_free(struct ipng_mcast *mc);
+void ipng_mcast_set_running(struct ipng_mcast *mc, bool running);
+int ipng_mcast_set_wanted(struct ipng_mcast *mc, const union ib_gid *mgids,
+			  int n);
+int ipng_mcast_sendonly(struct ipng_mcast *mc, const union ib_gid *mgid,
+			struct rdma_ah_attr *attr);
+void ipng_mcast_rejoin(struct ipng_mcast *mc);
+unsigned long ipng_mcast_run(struct ipng_mcast *mc, unsigned long now);
+int ipng_mcast_group_info(struct ipng_mcast *mc, const union ib_gid *mgid,
+			  struct ipng_mcast_info *info);
+void ipng_mcast_set_sendonly_timeout(struct ipng_mcast *mc,
+				     unsigned long timeout);
+/* ... and the interface's side */
 int ipng_mcast_init(struct ipng_dev *ipd);
 void ipng_mcast_cleanup(struct ipng_dev *ipd);
 void ipng_mcast_start(struct ipng_dev *ipd);
 void ipng_mcast_stop(struct ipng_dev *ipd);
 void ipng_mcast_rx_mode(struct ipng_dev *ipd);
+void ipng_mcast_dump(struct ipng_dev *ipd, struct seq_file *m);
+unsigned int ipng_mcast_count(struct ipng_dev *ipd);
 
 /* ipoib_ib.c */
 struct ipng_ah *ipng_ah_create(struct ipng_dev *ipd,
@@ -276,6 +423,34 @@ void ipng_ib_cleanup(struct ipng_dev *ipd);
 int ipng_ib_open(struct ipng_dev *ipd);
 void ipng_ib_stop(struct ipng_dev *ipd);
 int ipng_ib_query_port(struct ipng_dev *ipd, struct ib_port_attr *attr);
+int ipng_ib_set_qkey(struct ipng_dev *ipd, u32 qkey);
+
+/**
+ * struct ipng_sa_join_query - what an MCMemberRecord join asks for
+ * @mgid: the group
+ * @port_gid: our port GID
+ * @join: full or send-only membership
+ * @tmpl: group parameters to create the group with, or NULL to join only
+ *	an existing group
+ */
+struct ipng_sa_join_query {
+	union ib_gid mgid;
+	union ib_gid port_gid;
+	enum ipng_mc_join join;
+	const struct ib_sa_mcmember_rec *tmpl;
+};
+
+/* ipoib_sa.c; the record builders are exported to KUnit */
+extern const struct ipng_fabric_ops ipng_fabric_ib;
+ib_sa_comp_mask ipng_sa_path_query(struct sa_path_rec *rec,
+				   const union ib_gid *sgid,
+				   const union ib_gid *dgid, u16 pkey);
+int ipng_sa_path_to_ah(const struct sa_path_rec *rec, u32 port,
+		       u8 sgid_index, struct rdma_ah_attr *attr);
+ib_sa_comp_mask ipng_sa_join_query(struct ib_sa_mcmember_rec *rec,
+				   const struct ipng_sa_join_query *q);
+void ipng_sa_bcast_defaults(struct ib_sa_mcmember_rec *tmpl, u16 pkey,
+			    enum ib_mtu mtu);
 
 /* ipoib_fabric.c */
 const struct ipng_fabric_ops *ipng_fabric_for_port(struct ib_device *ca,
@@ -288,5 +463,9 @@ void ipng_netlink_exit(void);
 
 /* ipoib_ethtool.c */
 extern const struct ethtool_ops ipng_ethtool_ops;
+
+/* ipoib_fs.c */
+int ipng_fs_init(void);
+void ipng_fs_exit(void);
 
 #endif /* IPNG_H */

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * Path cache: destination GID -> address handle. Transmit looks paths up
+ * Path cache: destination GID -> address handle, behind the neighbour
+ * table (ipoib_neigh.c). Transmit looks paths up
  * under RCU; a miss creates a path in state RESOLVING whose resolution
  * runs on the module workqueue through the fabric ops, while up to
  * IPNG_PATH_QUEUE_LEN packets wait on it. Paths unused for
@@ -16,6 +17,11 @@
 #define IPNG_PATH_QUEUE_LEN	8
 #define IPNG_PATH_RETRY		HZ
 #define IPNG_PATH_MAX		4096
+/* A fabric that says "not yet" (send-only join under way) is asked again
+ * every IPNG_PATH_WAIT, up to IPNG_PATH_WAIT_TRIES times.
+ */
+#define IPNG_PATH_WAIT		(HZ / 10)
+#define IPNG_PATH_WAIT_TRIES	50
 
 unsigned int ipng_path_timeout = 300;
 module_param_named(path_timeout, ipng_path_timeout, uint, 0644);
@@ -45,6 +51,7 @@ enum ipng_path_state {
  * @failed_at: jiffies of the last failure
  * @last_used: jiffies of the last transmit, for aging
  * @resolve_work: runs the resolution
+ * @tries: resolution attempts answered "not yet" in a row
  * @dead: entry in a walker's list of paths to remove
  * @rcu: frees the path after a grace period
  */
@@ -58,7 +65,8 @@ struct ipng_path {
 	struct sk_buff_head queue;
 	unsigned long failed_at;
 	unsigned long last_used;
-	struct work_struct resolve_work;
+	struct delayed_work resolve_work;
+	unsigned int tries;
 	struct list_head dead;
 	struct rcu_head rcu;
 };
@@ -88,7 +96,7 @@ static void ipng_path_remove(struct ipng_path *path)
 {
 	struct ipng_dev *ipd = path->ipd;
 
-	cancel_work_sync(&path->resolve_work);
+	cancel_delayed_work_sync(&path->resolve_work);
 	if (rhashtable_remove_fast(&ipd->paths, &path->node, ipng_path_params))
 		return;
 	skb_queue_purge(&path->queue);
@@ -97,8 +105,8 @@ static void ipng_path_remove(struct ipng_path *path)
 
 static void ipng_path_resolve_work(struct work_struct *work)
 {
-	struct ipng_path *path = container_of(work, struct ipng_path,
-					      resolve_work);
+	struct ipng_path *path = container_of(to_delayed_work(work),
+					      struct ipng_path, resolve_work);
 	struct ipng_dev *ipd = path->ipd;
 	struct sk_buff_head ready;
 	struct rdma_ah_attr attr;
@@ -107,7 +115,18 @@ static void ipng_path_resolve_work(struct work_struct *work)
 	int err;
 
 	err = ipd->fabric->resolve_path(ipd, &path->dgid, &attr);
-	ah = err ? ERR_PTR(err) : ipng_ah_create(ipd, &attr);
+	if (err == -EAGAIN && ++path->tries < IPNG_PATH_WAIT_TRIES) {
+		queue_delayed_work(ipng_wq, &path->resolve_work,
+				   IPNG_PATH_WAIT);
+		return;
+	}
+	path->tries = 0;
+	if (err) {
+		ah = ERR_PTR(err);
+	} else {
+		ah = ipng_ah_create(ipd, &attr);
+		rdma_destroy_ah_attr(&attr);
+	}
 
 	__skb_queue_head_init(&ready);
 	spin_lock_bh(&path->lock);
@@ -152,7 +171,7 @@ static struct ipng_path *ipng_path_new(struct ipng_dev *ipd,
 	skb_queue_head_init(&path->queue);
 	path->state = IPNG_PATH_RESOLVING;
 	path->last_used = jiffies;
-	INIT_WORK(&path->resolve_work, ipng_path_resolve_work);
+	INIT_DELAYED_WORK(&path->resolve_work, ipng_path_resolve_work);
 
 	old = rhashtable_lookup_get_insert_fast(&ipd->paths, &path->node,
 						ipng_path_params);
@@ -160,7 +179,7 @@ static struct ipng_path *ipng_path_new(struct ipng_dev *ipd,
 		kfree(path);
 		return IS_ERR(old) ? NULL : old;
 	}
-	queue_work(ipng_wq, &path->resolve_work);
+	queue_delayed_work(ipng_wq, &path->resolve_work, 0);
 	return path;
 }
 
@@ -178,7 +197,7 @@ static struct ipng_ah *ipng_path_wait(struct ipng_path *path,
 	if (path->state == IPNG_PATH_FAILED &&
 	    time_after(jiffies, path->failed_at + IPNG_PATH_RETRY)) {
 		path->state = IPNG_PATH_RESOLVING;
-		queue_work(ipng_wq, &path->resolve_work);
+		queue_delayed_work(ipng_wq, &path->resolve_work, 0);
 	}
 	switch (path->state) {
 	case IPNG_PATH_VALID:
@@ -203,14 +222,17 @@ static struct ipng_ah *ipng_path_wait(struct ipng_path *path,
 }
 
 /**
- * ipng_path_xmit() - send a packet to the destination in its link header
+ * ipng_path_xmit() - send a packet its neighbour entry could not send
  * @ipd: interface
  * @skb: packet starting with the 24-byte link header; consumed
+ * @n: the destination's neighbour entry, if it has one
  *
- * Transmit context. A valid path sends at once; otherwise the packet waits
- * for resolution or is dropped and counted.
+ * Transmit context, under RCU. A valid path sends at once and gives @n its
+ * handle; otherwise the packet waits for resolution or is dropped and
+ * counted.
  */
-void ipng_path_xmit(struct ipng_dev *ipd, struct sk_buff *skb)
+void ipng_path_xmit(struct ipng_dev *ipd, struct sk_buff *skb,
+		    struct ipng_neigh *n)
 {
 	const u8 *daddr = skb->data;
 	struct ipng_path *path;
@@ -221,12 +243,10 @@ void ipng_path_xmit(struct ipng_dev *ipd, struct sk_buff *skb)
 	ipng_addr_gid(daddr, &dgid);
 	qpn = ipng_addr_qpn(daddr);
 
-	rcu_read_lock();
 	path = rhashtable_lookup(&ipd->paths, &dgid, ipng_path_params);
 	if (!path)
 		path = ipng_path_new(ipd, &dgid);
 	if (!path) {
-		rcu_read_unlock();
 		ipng_stat_add(ipd->stats, IPNG_STAT_TX_DROP_NO_PATH, 1);
 		dev_kfree_skb_any(skb);
 		return;
@@ -238,10 +258,11 @@ void ipng_path_xmit(struct ipng_dev *ipd, struct sk_buff *skb)
 	if (unlikely(!ah))
 		ah = ipng_path_wait(path, skb);
 	if (ah) {
+		if (n)
+			ipng_neigh_set_ah(n, ah);
 		skb_pull(skb, IPNG_ADDR_LEN);
 		ipng_ud_send(ipd, skb, ah, qpn);
 	}
-	rcu_read_unlock();
 }
 
 /*
@@ -269,6 +290,27 @@ static void ipng_paths_walk(struct ipng_dev *ipd,
 	mutex_unlock(&ipd->paths_walk_lock);
 }
 
+/**
+ * ipng_path_touch() - a neighbour of @dgid was used at @used
+ * @ipd: interface
+ * @dgid: the neighbour's GID
+ * @used: jiffies of its last transmit
+ *
+ * Transmit to a known neighbour does not look at its path; the aging walk
+ * passes the neighbours' use on, so a path lives as long as they do.
+ */
+void ipng_path_touch(struct ipng_dev *ipd, const union ib_gid *dgid,
+		     unsigned long used)
+{
+	struct ipng_path *path;
+
+	rcu_read_lock();
+	path = rhashtable_lookup(&ipd->paths, dgid, ipng_path_params);
+	if (path && time_after(used, READ_ONCE(path->last_used)))
+		WRITE_ONCE(path->last_used, used);
+	rcu_read_unlock();
+}
+
 static bool ipng_path_idle(struct ipng_path *path)
 {
 	unsigned long timeout = max(ipng_path_timeout, 1U) * HZ;
@@ -286,6 +328,9 @@ static void ipng_path_gc(struct work_struct *work)
 	struct ipng_dev *ipd = container_of(to_delayed_work(work),
 					    struct ipng_dev, path_gc);
 
+	mutex_lock(&ipd->paths_walk_lock);
+	ipng_neighs_age(ipd);
+	mutex_unlock(&ipd->paths_walk_lock);
 	ipng_paths_walk(ipd, ipng_path_idle);
 	queue_delayed_work(ipng_wq, &ipd->path_gc, HZ);
 }
@@ -298,6 +343,9 @@ static void ipng_path_gc(struct work_struct *work)
  */
 void ipng_paths_flush(struct ipng_dev *ipd)
 {
+	mutex_lock(&ipd->paths_walk_lock);
+	ipng_neighs_flush(ipd);
+	mutex_unlock(&ipd->paths_walk_lock);
 	ipng_paths_walk(ipd, ipng_path_any);
 }
 
@@ -348,4 +396,74 @@ void ipng_paths_stop(struct ipng_dev *ipd)
 {
 	cancel_delayed_work_sync(&ipd->path_gc);
 	ipng_paths_flush(ipd);
+}
+
+/* ---- read-only views for ipoib_fs.c ---- */
+
+/**
+ * ipng_paths_count() - number of cached paths, in any state
+ * @ipd: interface
+ *
+ * Return: the number of paths; any context, may be stale once returned.
+ */
+unsigned int ipng_paths_count(struct ipng_dev *ipd)
+{
+	return atomic_read(&ipd->paths.nelems);
+}
+
+static const char * const ipng_path_state_names[] = {
+	[IPNG_PATH_RESOLVING]	= "resolving",
+	[IPNG_PATH_VALID]	= "valid",
+	[IPNG_PATH_FAILED]	= "failed",
+};
+
+/* One line: GID, state, idle seconds, queued packets, address vector. */
+static void ipng_path_print(struct ipng_path *path, struct seq_file *m)
+{
+	unsigned long idle = jiffies - READ_ONCE(path->last_used);
+	struct ipng_dev *ipd = path->ipd;
+	enum ipng_path_state state;
+	struct ipng_ah *ah;
+	unsigned int qlen;
+
+	spin_lock_bh(&path->lock);
+	state = path->state;
+	qlen = skb_queue_len(&path->queue);
+	spin_unlock_bh(&path->lock);
+	ah = rcu_dereference(path->ah);
+
+	seq_printf(m, "%pI6 state=%s age=%lu queue=%u", path->dgid.raw,
+		   ipng_path_state_names[state], idle / HZ, qlen);
+	if (ah && ah->type == RDMA_AH_ATTR_TYPE_ROCE)
+		seq_printf(m, " dmac=%pM sl=%u\n", ah->dmac, ah->sl);
+	else if (ah)
+		seq_printf(m, " dlid=0x%04x sl=%u\n", ah->dlid, ah->sl);
+	else if (rdma_protocol_roce(ipd->ca, ipd->port))
+		seq_puts(m, " dmac=- sl=-\n");
+	else
+		seq_puts(m, " dlid=- sl=-\n");
+}
+
+/**
+ * ipng_paths_dump() - print every cached path, one per line
+ * @ipd: interface, registered
+ * @m: the debugfs file
+ *
+ * Process context. Walks the cache under RCU and takes each path's lock
+ * briefly, so transmit and resolution go on meanwhile; a path added or
+ * removed during the walk may be missed, and a table resize can show one
+ * twice.
+ */
+void ipng_paths_dump(struct ipng_dev *ipd, struct seq_file *m)
+{
+	struct rhashtable_iter iter;
+	struct ipng_path *path;
+
+	rhashtable_walk_enter(&ipd->paths, &iter);
+	rhashtable_walk_start(&iter);
+	while ((path = rhashtable_walk_next(&iter)))
+		if (!IS_ERR(path))
+			ipng_path_print(path, m);
+	rhashtable_walk_stop(&iter);
+	rhashtable_walk_exit(&iter);
 }

@@ -1,21 +1,21 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * Link-layer ops: the few things that differ between InfiniBand ports
- * (subnet manager, LIDs, SA queries) and RoCE ports (Ethernet underneath,
- * GIDs tied to IP addresses, no SA). Everything else calls through
- * struct ipng_fabric_ops and never tests the link layer itself.
+ * Link-layer ops of RoCE ports (Ethernet underneath, GIDs tied to MAC and
+ * IP addresses, no SA, no LIDs) and the choice of ops for a port. The
+ * InfiniBand ops (subnet administrator queries) are in ipoib_sa.c.
+ * Everything else calls through struct ipng_fabric_ops and never tests
+ * the link layer itself.
  */
+#include <linux/rtnetlink.h>
 #include <net/addrconf.h>
+#include <net/arp.h>
+#include <net/ipv6_stubs.h>
+#include <net/ndisc.h>
+#include <net/neighbour.h>
 #include <rdma/ib_addr.h>
 #include <rdma/ib_cache.h>
 
 #include "ipoib.h"
-
-/* On InfiniBand the port GID at index 0 is the one the SM knows. */
-static int ipng_ib_addr_gid_index(struct ipng_dev *ipd)
-{
-	return 0;
-}
 
 /*
  * On RoCE, take the first RoCE v2 GID of the port (with rxe and most
@@ -43,12 +43,6 @@ static int ipng_roce_addr_gid_index(struct ipng_dev *ipd)
 	}
 }
 
-/* InfiniBand ports have no network device underneath. */
-static bool ipng_ib_carried_by(struct ipng_dev *ipd, struct net_device *ndev)
-{
-	return false;
-}
-
 /*
  * ib_core tells which RDMA device sits on a network device, not which port;
  * a refresh is harmless, so every RoCE port of that device matches.
@@ -63,42 +57,92 @@ static bool ipng_roce_carried_by(struct ipng_dev *ipd, struct net_device *ndev)
 	return ca == ipd->ca;
 }
 
+/* ifindex of the Ethernet device under our address GID, or 0. */
+static int ipng_roce_lower_ifindex(struct ipng_dev *ipd);
+
 /*
- * InfiniBand needs the subnet administrator (PathRecord queries and
- * MCMemberRecord joins); not available in this version.
+ * MAC of an IP neighbour of the Ethernet device under the port: known and
+ * valid, or -EAGAIN after asking the neighbour code to resolve it (the
+ * path cache asks again shortly).
  */
-static int ipng_ib_resolve_path(struct ipng_dev *ipd, const union ib_gid *dgid,
-				struct rdma_ah_attr *attr)
+static int ipng_roce_neigh_mac(struct ipng_dev *ipd, struct neigh_table *tbl,
+			       const void *ip, u8 *dmac)
 {
-	return -EOPNOTSUPP;
+	struct net_device *lower;
+	struct neighbour *n;
+	int err = -EAGAIN;
+
+	lower = dev_get_by_index(&init_net, ipng_roce_lower_ifindex(ipd));
+	if (!lower)
+		return -ENODEV;
+	n = __neigh_lookup(tbl, ip, lower, true);
+	if (IS_ERR_OR_NULL(n)) {
+		err = n ? PTR_ERR(n) : -ENOMEM;
+		goto out;
+	}
+	if (READ_ONCE(n->nud_state) & NUD_VALID) {
+		neigh_ha_snapshot(dmac, n, lower);
+		err = 0;
+	} else {
+		neigh_event_send(n, NULL);
+	}
+	neigh_release(n);
+out:
+	dev_put(lower);
+	return err;
 }
 
-static int ipng_ib_mcast_join(struct ipng_dev *ipd, const union ib_gid *mgid,
-			      int *cookie)
+/*
+ * Kernel users of rdma_create_ah() must give RoCE devices the destination
+ * MAC themselves (ib_core resolves it for user verbs only): multicast GIDs
+ * map to an Ethernet multicast MAC, link-local GIDs carry the MAC in their
+ * interface ID, and other GIDs are IP addresses whose neighbour entry on
+ * the Ethernet device has it.
+ */
+static int ipng_roce_dmac(struct ipng_dev *ipd, const union ib_gid *dgid,
+			  u8 *dmac)
 {
-	return -EOPNOTSUPP;
-}
+	const struct in6_addr *ip6 = (const struct in6_addr *)dgid->raw;
+	__be32 ip4 = ip6->s6_addr32[3];
 
-static void ipng_ib_mcast_leave(struct ipng_dev *ipd, const union ib_gid *mgid,
-				int cookie)
-{
+	if (ipv6_addr_v4mapped(ip6)) {
+		if (ipv4_is_multicast(ip4)) {
+			ip_eth_mc_map(ip4, dmac);
+			return 0;
+		}
+		return ipng_roce_neigh_mac(ipd, &arp_tbl, &ip4, dmac);
+	}
+	if (ipv6_addr_is_multicast(ip6)) {
+		ipv6_eth_mc_map(ip6, dmac);
+		return 0;
+	}
+	if (ipv6_addr_type(ip6) & IPV6_ADDR_LINKLOCAL &&
+	    ip6->s6_addr[11] == 0xff && ip6->s6_addr[12] == 0xfe) {
+		rdma_get_ll_mac((struct in6_addr *)ip6, dmac);
+		return 0;
+	}
+	return ipng_roce_neigh_mac(ipd, ipv6_stub->nd_tbl, ip6, dmac);
 }
 
 /*
  * RoCE has no SA: the address vector is a GRH to the GID from our address
- * GID; rdma_create_ah() finds the MAC (from a link-local or multicast GID,
- * or through the IP neighbour table).
+ * GID, plus the destination MAC.
  */
 static int ipng_roce_resolve_path(struct ipng_dev *ipd,
 				  const union ib_gid *dgid,
 				  struct rdma_ah_attr *attr)
 {
+	int err;
+
 	memset(attr, 0, sizeof(*attr));
 	attr->type = rdma_ah_find_type(ipd->ca, ipd->port);
 	rdma_ah_set_port_num(attr, ipd->port);
 	rdma_ah_set_grh(attr, (union ib_gid *)dgid, 0,
 			ipng_roce_addr_gid_index(ipd), 64, 0);
-	return 0;
+	err = ipng_roce_dmac(ipd, dgid, attr->roce.dmac);
+	if (err == -EAGAIN)
+		netdev_dbg(ipd->ndev, "resolving the MAC of %pI6\n", dgid->raw);
+	return err;
 }
 
 /* ifindex of the Ethernet device under our address GID, or 0. */
@@ -124,44 +168,48 @@ static int ipng_roce_lower_ifindex(struct ipng_dev *ipd)
 /*
  * Attaching the QP only makes the adapter accept the group's MAC; the IP
  * stack under RoCE v2 also has to be a member of the group (the MGID is
- * an IPv6 multicast address) or it drops the UDP datagrams.
+ * an IPv6 multicast address) or it drops the UDP datagrams. That needs
+ * RTNL. The lower device's ifindex is kept in @m->priv for the leave.
+ * Sending needs no membership on RoCE, so only full joins come here.
  */
-static int ipng_roce_mcast_join(struct ipng_dev *ipd, const union ib_gid *mgid,
-				int *cookie)
+static int ipng_roce_mcast_join(struct ipng_dev *ipd,
+				struct ipng_mcast_member *m)
 {
 	struct net_device *lower;
-	int err;
+	int ifindex, err;
 
-	err = ib_attach_mcast(ipd->qp, (union ib_gid *)mgid, 0);
+	err = ib_attach_mcast(ipd->qp, &m->mgid, 0);
 	if (err)
 		return err;
-	*cookie = ipng_roce_lower_ifindex(ipd);
-	lower = dev_get_by_index(&init_net, *cookie);
-	if (!lower)
-		return 0;
-	err = ipv6_dev_mc_inc(lower, (const struct in6_addr *)mgid->raw);
-	dev_put(lower);
+	ifindex = ipng_roce_lower_ifindex(ipd);
+	rtnl_lock();
+	lower = __dev_get_by_index(&init_net, ifindex);
+	if (lower)
+		err = ipv6_dev_mc_inc(lower, (const struct in6_addr *)m->mgid.raw);
+	rtnl_unlock();
 	if (err) {
-		ib_detach_mcast(ipd->qp, (union ib_gid *)mgid, 0);
-		*cookie = 0;
+		ib_detach_mcast(ipd->qp, &m->mgid, 0);
+		return err;
 	}
-	return err;
+	m->priv = (void *)(long)(lower ? ifindex : 0);
+	return 0;
 }
 
 static void ipng_roce_mcast_leave(struct ipng_dev *ipd,
-				  const union ib_gid *mgid, int cookie)
+				  struct ipng_mcast_member *m)
 {
-	struct net_device *lower = cookie ? dev_get_by_index(&init_net, cookie) : NULL;
+	int ifindex = (long)m->priv;
+	struct net_device *lower;
 
-	if (lower) {
-		ipv6_dev_mc_dec(lower, (const struct in6_addr *)mgid->raw);
-		dev_put(lower);
+	if (ifindex) {
+		rtnl_lock();
+		lower = __dev_get_by_index(&init_net, ifindex);
+		if (lower)
+			ipv6_dev_mc_dec(lower,
+					(const struct in6_addr *)m->mgid.raw);
+		rtnl_unlock();
 	}
-	ib_detach_mcast(ipd->qp, (union ib_gid *)mgid, 0);
-}
-
-static void ipng_ib_repair_gids(struct ipng_dev *ipd)
-{
+	ib_detach_mcast(ipd->qp, &m->mgid, 0);
 }
 
 /*
@@ -170,27 +218,28 @@ static void ipng_ib_repair_gids(struct ipng_dev *ipd)
  * ib_core does not retry adding the new default GID afterwards. Once our
  * handles are gone, ask for a rescan if the slot we use is empty.
  */
-static void ipng_roce_repair_gids(struct ipng_dev *ipd)
+static bool ipng_roce_gid0_present(struct ipng_dev *ipd)
 {
 	const struct ib_gid_attr *attr;
 
 	attr = rdma_get_gid_attr(ipd->ca, ipd->port, 0);
-	if (!IS_ERR(attr)) {
-		rdma_put_gid_attr(attr);
-		return;
-	}
-	rdma_roce_rescan_device(ipd->ca);
+	if (IS_ERR(attr))
+		return false;
+	rdma_put_gid_attr(attr);
+	return true;
 }
 
-static const struct ipng_fabric_ops ipng_fabric_ib = {
-	.name		= "infiniband",
-	.addr_gid_index	= ipng_ib_addr_gid_index,
-	.carried_by	= ipng_ib_carried_by,
-	.resolve_path	= ipng_ib_resolve_path,
-	.mcast_join	= ipng_ib_mcast_join,
-	.mcast_leave	= ipng_ib_mcast_leave,
-	.repair_gids	= ipng_ib_repair_gids,
-};
+static int ipng_roce_repair_gids(struct ipng_dev *ipd)
+{
+	if (ipng_roce_gid0_present(ipd))
+		return 0;
+	rdma_roce_rescan_device(ipd->ca);
+	if (ipng_roce_gid0_present(ipd))
+		return 0;
+	netdev_dbg(ipd->ndev, "GID 0 of port %u still held, try %d\n",
+		   ipd->port, ipd->repair_tries);
+	return -EAGAIN;
+}
 
 static const struct ipng_fabric_ops ipng_fabric_roce = {
 	.name		= "ethernet",

@@ -4,7 +4,9 @@
  * the UD queue pair, and the QP state changes done on open and stop.
  */
 #include <linux/minmax.h>
+#include <linux/rtnetlink.h>
 #include <rdma/ib_cache.h>
+#include <kunit/visibility.h>
 
 #include "ipoib.h"
 
@@ -232,6 +234,30 @@ void ipng_ib_stop(struct ipng_dev *ipd)
 	ipng_ud_stop(ipd);
 }
 
+/**
+ * ipng_ib_set_qkey() - take the Q_Key the broadcast group uses
+ * @ipd: interface; process context without RTNL
+ * @qkey: the group's Q_Key
+ *
+ * Return: 0 or the verbs error of updating the QP in RTS.
+ */
+int ipng_ib_set_qkey(struct ipng_dev *ipd, u32 qkey)
+{
+	struct ib_qp_attr attr = { .qkey = qkey };
+	int err = 0;
+
+	rtnl_lock();
+	if (test_bit(IPNG_F_OPEN, &ipd->flags))
+		err = ib_modify_qp(ipd->qp, &attr, IB_QP_QKEY);
+	if (!err)
+		WRITE_ONCE(ipd->qkey, qkey);
+	rtnl_unlock();
+	if (err)
+		netdev_warn(ipd->ndev, "cannot set Q_Key 0x%08x: %d\n", qkey,
+			    err);
+	return err;
+}
+
 static void ipng_ah_free_work(struct work_struct *work)
 {
 	struct ipng_ah *ah = container_of(work, struct ipng_ah, free_work);
@@ -263,10 +289,16 @@ struct ipng_ah *ipng_ah_create(struct ipng_dev *ipd, struct rdma_ah_attr *attr)
 		return ERR_CAST(ib_ah);
 	}
 	ah->ah = ib_ah;
+	ah->type = attr->type;
+	if (attr->type == RDMA_AH_ATTR_TYPE_ROCE)
+		memcpy(ah->dmac, attr->roce.dmac, ETH_ALEN);
+	ah->dlid = rdma_ah_get_dlid(attr);
+	ah->sl = rdma_ah_get_sl(attr);
 	kref_init(&ah->ref);
 	INIT_WORK(&ah->free_work, ipng_ah_free_work);
 	return ah;
 }
+EXPORT_SYMBOL_IF_KUNIT(ipng_ah_create);
 
 /*
  * The last reference may be dropped in NAPI or in an RCU callback, and
@@ -299,6 +331,7 @@ void ipng_ah_put(struct ipng_ah *ah)
 {
 	kref_put(&ah->ref, ipng_ah_release);
 }
+EXPORT_SYMBOL_IF_KUNIT(ipng_ah_put);
 
 /**
  * ipng_ib_query_port() - read the port attributes of an interface

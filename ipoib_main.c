@@ -21,6 +21,9 @@ MODULE_VERSION(DRV_VERSION);
 
 struct workqueue_struct *ipng_wq;
 struct workqueue_struct *ipng_ah_wq;
+/* Multicast passes may wait seconds for the SA: not on ipng_wq. */
+struct workqueue_struct *ipng_mc_wq;
+struct ib_sa_client ipng_sa_client;
 
 #define IPNG_RING_MIN		64
 #define IPNG_RING_MAX		8192
@@ -272,6 +275,13 @@ static int __init ipng_init(void)
 		goto err_wq;
 	}
 
+	ipng_mc_wq = alloc_workqueue("%s_mc", WQ_MEM_RECLAIM, 0, DRV_NAME);
+	if (!ipng_mc_wq) {
+		err = -ENOMEM;
+		goto err_ah_wq;
+	}
+	ib_sa_register_client(&ipng_sa_client);
+
 	err = ipng_netlink_init();
 	if (err == -EEXIST) {
 		pr_err("%s: the rtnl link kind 'ipoib' is taken, most likely by ib_ipoib; unload it first (modprobe -r ib_ipoib)\n",
@@ -279,20 +289,29 @@ static int __init ipng_init(void)
 		err = -EBUSY;
 	}
 	if (err)
-		goto err_ah_wq;
+		goto err_sa;
 
 	err = register_netdevice_notifier(&ipng_netdev_notifier);
 	if (err)
 		goto err_netlink;
-	err = ib_register_client(&ipng_client);
+	/* Before the first interface: its /proc and debugfs entries. */
+	err = ipng_fs_init();
 	if (err)
 		goto err_notifier;
+	err = ib_register_client(&ipng_client);
+	if (err)
+		goto err_fs;
 	return 0;
 
+err_fs:
+	ipng_fs_exit();
 err_notifier:
 	unregister_netdevice_notifier(&ipng_netdev_notifier);
 err_netlink:
 	ipng_netlink_exit();
+err_sa:
+	ib_sa_unregister_client(&ipng_sa_client);
+	destroy_workqueue(ipng_mc_wq);
 err_ah_wq:
 	destroy_workqueue(ipng_ah_wq);
 err_wq:
@@ -303,8 +322,11 @@ err_wq:
 static void __exit ipng_exit(void)
 {
 	ib_unregister_client(&ipng_client);
+	ipng_fs_exit();
 	unregister_netdevice_notifier(&ipng_netdev_notifier);
 	ipng_netlink_exit();
+	ib_sa_unregister_client(&ipng_sa_client);
+	destroy_workqueue(ipng_mc_wq);
 	destroy_workqueue(ipng_ah_wq);
 	destroy_workqueue(ipng_wq);
 }

@@ -1,45 +1,611 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * Multicast receive membership: while the interface is up, the UD QP is a
- * member of the broadcast group and of every group in the netdev's
- * multicast list. One work item reconciles the joined set with the wanted
- * set after open and ndo_set_rx_mode; stop leaves everything at once.
- * Joining and leaving go through the fabric ops. Sending to a group needs
- * no membership here: it goes through the path cache like unicast.
+ * Multicast membership: which groups the interface belongs to and how it
+ * gets there. A small state machine per group (idle, joining, joined,
+ * backoff, leaving) is driven by one pass function that compares what is
+ * wanted with what is held and calls the fabric to join or leave:
  *
- * All of it runs under RTNL (open and stop hold it already, and the IPv6
- * group membership RoCE needs requires it), which is also what protects
- * the joined list.
+ *  - full membership: the broadcast group (always first, the others wait
+ *    for it) and every group in the netdev's multicast list;
+ *  - send-only membership: groups the interface sends to without having
+ *    joined them, on fabrics that need one (InfiniBand); dropped again
+ *    after path_timeout seconds without use;
+ *  - a failed join is retried with exponential backoff; a fabric event
+ *    (SM change, client reregister, lost group) makes every group rejoin;
+ *  - a group no longer wanted, also one whose join is still in flight, is
+ *    left as soon as its join returns; stopping the interface leaves all.
+ *
+ * The pass never holds a lock while the fabric works (joins may sleep
+ * waiting for the subnet administrator, RoCE joins take RTNL), so the
+ * wanted set can change under it. Only the pass calls the fabric, and
+ * passes are serialized, so a group is never joined and left at once.
+ * The machine knows the fabric only through struct ipng_mcast_ops, which
+ * lets KUnit drive it with fake joins.
  */
+#include <kunit/visibility.h>
 #include <linux/rtnetlink.h>
 #include <linux/slab.h>
 
 #include "ipoib.h"
 
+#define IPNG_MC_BACKOFF_MIN	HZ
+#define IPNG_MC_BACKOFF_MAX	(64 * HZ)
+
 /**
- * struct ipng_mcast_group - one group the QP is attached to
- * @list: in &ipng_mcast.joined
- * @mgid: the group
- * @cookie: fabric data needed to leave (the RoCE lower ifindex)
+ * struct ipng_mcast_group - one group the interface wants or holds
+ * @list: in &ipng_mcast.groups
+ * @m: what the fabric sees: MGID, membership held, fabric data
+ * @state: see enum ipng_mc_state
+ * @want_full: a full membership is wanted (broadcast or netdev list)
+ * @want_send: a send-only membership was asked for (used by transmit)
+ * @last_send: jiffies of the last send-only request
+ * @backoff: current retry delay after failures, 0 if none failed
+ * @retry_at: jiffies when a group in backoff may be joined again
+ * @must_leave: leave and join again (rejoin request)
+ * @error: result of the last join
  */
 struct ipng_mcast_group {
 	struct list_head list;
-	union ib_gid mgid;
-	int cookie;
+	struct ipng_mcast_member m;
+	enum ipng_mc_state state;
+	bool want_full;
+	bool want_send;
+	unsigned long last_send;
+	unsigned long backoff;
+	unsigned long retry_at;
+	bool must_leave;
+	int error;
 };
 
 /**
- * struct ipng_mcast - multicast state of an interface
- * @ipd: the interface
- * @joined: groups attached (RTNL)
- * @running: the interface is up; groups are wanted (RTNL)
- * @work: reconciles @joined with the wanted set
+ * struct ipng_mcast - multicast state of one interface
+ * @ops: the fabric (or a test double)
+ * @ctx: handed to @ops
+ * @lock: protects @groups and every field of the groups, @running,
+ *	@rejoin and @dead; never held while @ops work
+ * @groups: wanted or held groups, the broadcast group first
+ * @running: the interface is up; groups are wanted
+ * @rejoin: every held group must be left and joined again
+ * @dead: being freed; no more kicks
+ * @pass_lock: one pass at a time, so only one caller drives @ops
+ * @sendonly_timeout: jiffies an unused send-only membership is kept
  */
 struct ipng_mcast {
-	struct ipng_dev *ipd;
-	struct list_head joined;
+	const struct ipng_mcast_ops *ops;
+	void *ctx;
+
+	struct mutex lock;	/* groups, running, rejoin, dead */
+	struct list_head groups;
 	bool running;
-	struct work_struct work;
+	bool rejoin;
+	bool dead;
+
+	struct mutex pass_lock;	/* serializes ipng_mcast_run() */
+	unsigned long sendonly_timeout;
+};
+
+static struct ipng_mcast_group *ipng_mc_find(struct ipng_mcast *mc,
+					     const union ib_gid *mgid)
+{
+	struct ipng_mcast_group *grp;
+
+	list_for_each_entry(grp, &mc->groups, list)
+		if (!memcmp(&grp->m.mgid, mgid, sizeof(*mgid)))
+			return grp;
+	return NULL;
+}
+
+static struct ipng_mcast_group *ipng_mc_add(struct ipng_mcast *mc,
+					    const union ib_gid *mgid,
+					    bool broadcast)
+{
+	struct ipng_mcast_group *grp;
+
+	grp = kzalloc(sizeof(*grp), GFP_KERNEL);
+	if (!grp)
+		return NULL;
+	grp->m.mgid = *mgid;
+	grp->m.broadcast = broadcast;
+	grp->state = IPNG_MC_IDLE;
+	if (broadcast)
+		list_add(&grp->list, &mc->groups);
+	else
+		list_add_tail(&grp->list, &mc->groups);
+	return grp;
+}
+
+/* Tell the owner a pass is needed; under mc->lock. */
+static void ipng_mc_kick(struct ipng_mcast *mc)
+{
+	if (!mc->dead && mc->ops->kick)
+		mc->ops->kick(mc->ctx);
+}
+
+/**
+ * ipng_mcast_alloc() - create the multicast state of an interface
+ * @ops: join, leave and kick operations
+ * @ctx: handed to every operation
+ *
+ * Return: the state (stopped, no groups) or NULL.
+ */
+struct ipng_mcast *ipng_mcast_alloc(const struct ipng_mcast_ops *ops,
+				    void *ctx)
+{
+	struct ipng_mcast *mc;
+
+	mc = kzalloc(sizeof(*mc), GFP_KERNEL);
+	if (!mc)
+		return NULL;
+	mc->ops = ops;
+	mc->ctx = ctx;
+	mutex_init(&mc->lock);
+	mutex_init(&mc->pass_lock);
+	INIT_LIST_HEAD(&mc->groups);
+	mc->sendonly_timeout = 300 * HZ;
+	return mc;
+}
+EXPORT_SYMBOL_IF_KUNIT(ipng_mcast_alloc);
+
+/**
+ * ipng_mcast_free() - leave every group and free the state
+ * @mc: state; the owner stopped kicking passes and waited for its last one
+ */
+void ipng_mcast_free(struct ipng_mcast *mc)
+{
+	struct ipng_mcast_group *grp, *tmp;
+
+	mutex_lock(&mc->lock);
+	mc->dead = true;
+	mc->running = false;
+	mutex_unlock(&mc->lock);
+	ipng_mcast_run(mc, jiffies);
+	list_for_each_entry_safe(grp, tmp, &mc->groups, list) {
+		WARN(grp->m.join != IPNG_MC_NONE,
+		     "ipoib_ng: group %pI6 still joined at free\n",
+		     grp->m.mgid.raw);
+		list_del(&grp->list);
+		kfree(grp);
+	}
+	mutex_destroy(&mc->pass_lock);
+	mutex_destroy(&mc->lock);
+	kfree(mc);
+}
+EXPORT_SYMBOL_IF_KUNIT(ipng_mcast_free);
+
+/**
+ * ipng_mcast_set_running() - start or stop wanting groups
+ * @mc: state
+ * @running: true when the interface opens, false when it stops
+ *
+ * Starting also rejoins whatever is still held from before; stopping
+ * makes the next pass leave everything.
+ */
+void ipng_mcast_set_running(struct ipng_mcast *mc, bool running)
+{
+	mutex_lock(&mc->lock);
+	mc->running = running;
+	if (running)
+		mc->rejoin = true;
+	ipng_mc_kick(mc);
+	mutex_unlock(&mc->lock);
+}
+EXPORT_SYMBOL_IF_KUNIT(ipng_mcast_set_running);
+
+/**
+ * ipng_mcast_set_wanted() - set the groups wanted as a full member
+ * @mc: state
+ * @mgids: the broadcast group first, then the netdev's groups
+ * @n: number of entries (0: none wanted)
+ *
+ * Return: 0, or -ENOMEM when a new group could not be recorded (the
+ * others are still updated; a later call retries).
+ */
+int ipng_mcast_set_wanted(struct ipng_mcast *mc, const union ib_gid *mgids,
+			  int n)
+{
+	struct ipng_mcast_group *grp;
+	bool changed = false;
+	int err = 0, i;
+
+	mutex_lock(&mc->lock);
+	list_for_each_entry(grp, &mc->groups, list)
+		grp->m.broadcast = false;
+	list_for_each_entry(grp, &mc->groups, list) {
+		bool want = false;
+
+		for (i = 0; i < n && !want; i++)
+			want = !memcmp(&grp->m.mgid, &mgids[i], sizeof(*mgids));
+		changed |= want != grp->want_full;
+		grp->want_full = want;
+	}
+	for (i = 0; i < n; i++) {
+		grp = ipng_mc_find(mc, &mgids[i]);
+		if (!grp) {
+			grp = ipng_mc_add(mc, &mgids[i], i == 0);
+			if (!grp) {
+				err = -ENOMEM;
+				continue;
+			}
+			grp->want_full = true;
+			changed = true;
+		}
+		if (i == 0 && !grp->m.broadcast) {
+			grp->m.broadcast = true;
+			list_move(&grp->list, &mc->groups);
+		}
+	}
+	if (changed)
+		ipng_mc_kick(mc);
+	mutex_unlock(&mc->lock);
+	return err;
+}
+EXPORT_SYMBOL_IF_KUNIT(ipng_mcast_set_wanted);
+
+/**
+ * ipng_mcast_sendonly() - address of a group we send to
+ * @mc: state
+ * @mgid: the group
+ * @attr: filled with the group's address vector when it is joined
+ *
+ * Any membership will do. Without one, a send-only join is requested and
+ * -EAGAIN returned: the caller asks again a little later.
+ *
+ * Return: 0, -EAGAIN, -ENETDOWN when the interface is down, or the
+ * fabric's error (the last join error while the group backs off).
+ */
+int ipng_mcast_sendonly(struct ipng_mcast *mc, const union ib_gid *mgid,
+			struct rdma_ah_attr *attr)
+{
+	struct ipng_mcast_group *grp;
+	int err = -EAGAIN;
+
+	mutex_lock(&mc->lock);
+	if (!mc->running) {
+		err = -ENETDOWN;
+		goto out;
+	}
+	grp = ipng_mc_find(mc, mgid);
+	if (!grp) {
+		grp = ipng_mc_add(mc, mgid, false);
+		if (!grp) {
+			err = -ENOMEM;
+			goto out;
+		}
+	}
+	grp->last_send = jiffies;
+	if (grp->state == IPNG_MC_JOINED) {
+		err = mc->ops->ah_attr ? mc->ops->ah_attr(mc->ctx, &grp->m, attr)
+				       : -EOPNOTSUPP;
+		goto out;
+	}
+	if (grp->state == IPNG_MC_BACKOFF && grp->error)
+		err = grp->error;
+	if (!grp->want_send) {
+		grp->want_send = true;
+		ipng_mc_kick(mc);
+	}
+out:
+	mutex_unlock(&mc->lock);
+	return err;
+}
+EXPORT_SYMBOL_IF_KUNIT(ipng_mcast_sendonly);
+
+/**
+ * ipng_mcast_rejoin() - leave and join every held group again
+ * @mc: state
+ *
+ * For fabric events after which the subnet manager may have forgotten
+ * our memberships. Any context that may sleep.
+ */
+void ipng_mcast_rejoin(struct ipng_mcast *mc)
+{
+	mutex_lock(&mc->lock);
+	mc->rejoin = true;
+	ipng_mc_kick(mc);
+	mutex_unlock(&mc->lock);
+}
+EXPORT_SYMBOL_IF_KUNIT(ipng_mcast_rejoin);
+
+/* The membership a group should have now; under mc->lock. */
+static enum ipng_mc_join ipng_mc_goal(struct ipng_mcast *mc,
+				      struct ipng_mcast_group *grp,
+				      unsigned long now)
+{
+	if (!mc->running)
+		return IPNG_MC_NONE;
+	if (grp->want_full)
+		return IPNG_MC_FULL;
+	if (grp->want_send &&
+	    time_after(now, grp->last_send + mc->sendonly_timeout))
+		grp->want_send = false;
+	return grp->want_send ? IPNG_MC_SENDONLY : IPNG_MC_NONE;
+}
+
+/* Non-broadcast groups wait until the broadcast group is joined. */
+static bool ipng_mc_bcast_ready(struct ipng_mcast *mc)
+{
+	struct ipng_mcast_group *first;
+
+	first = list_first_entry_or_null(&mc->groups, struct ipng_mcast_group,
+					 list);
+	return !first || !first->m.broadcast || first->state == IPNG_MC_JOINED;
+}
+
+enum ipng_mc_action {
+	IPNG_MC_DO_NOTHING,
+	IPNG_MC_DO_JOIN,
+	IPNG_MC_DO_LEAVE,
+	IPNG_MC_DO_FREE,
+};
+
+static enum ipng_mc_action ipng_mc_next(struct ipng_mcast *mc,
+					struct ipng_mcast_group *grp,
+					unsigned long now)
+{
+	enum ipng_mc_join goal = ipng_mc_goal(mc, grp, now);
+
+	if (grp->m.join != IPNG_MC_NONE &&
+	    (grp->must_leave || grp->m.join != goal))
+		return IPNG_MC_DO_LEAVE;
+	grp->must_leave = false;
+	if (goal == IPNG_MC_NONE)
+		return grp->m.join == IPNG_MC_NONE ? IPNG_MC_DO_FREE
+						   : IPNG_MC_DO_NOTHING;
+	if (grp->m.join == goal)
+		return IPNG_MC_DO_NOTHING;
+	if (grp->state == IPNG_MC_BACKOFF && time_before(now, grp->retry_at))
+		return IPNG_MC_DO_NOTHING;
+	if (!grp->m.broadcast && !ipng_mc_bcast_ready(mc))
+		return IPNG_MC_DO_NOTHING;
+	return IPNG_MC_DO_JOIN;
+}
+
+/* Record the outcome of a join; under mc->lock. */
+static void ipng_mc_joined(struct ipng_mcast_group *grp, enum ipng_mc_join goal,
+			   int err, unsigned long now)
+{
+	grp->error = err;
+	if (!err) {
+		grp->m.join = goal;
+		grp->state = IPNG_MC_JOINED;
+		grp->backoff = 0;
+		return;
+	}
+	grp->m.join = IPNG_MC_NONE;
+	grp->m.priv = NULL;
+	grp->backoff = grp->backoff ? min(grp->backoff * 2, IPNG_MC_BACKOFF_MAX)
+				    : IPNG_MC_BACKOFF_MIN;
+	grp->retry_at = now + grp->backoff;
+	grp->state = IPNG_MC_BACKOFF;
+}
+
+/* Carry out @action on @grp; drops and retakes mc->lock around @ops. */
+static void ipng_mc_act(struct ipng_mcast *mc, struct ipng_mcast_group *grp,
+			enum ipng_mc_action action, unsigned long now)
+{
+	enum ipng_mc_join goal;
+	int err;
+
+	switch (action) {
+	case IPNG_MC_DO_FREE:
+		list_del(&grp->list);
+		kfree(grp);
+		return;
+	case IPNG_MC_DO_LEAVE:
+		grp->state = IPNG_MC_LEAVING;
+		mutex_unlock(&mc->lock);
+		mc->ops->leave(mc->ctx, &grp->m);
+		mutex_lock(&mc->lock);
+		grp->m.join = IPNG_MC_NONE;
+		grp->m.priv = NULL;
+		grp->state = IPNG_MC_IDLE;
+		return;
+	case IPNG_MC_DO_JOIN:
+		goal = ipng_mc_goal(mc, grp, now);
+		grp->state = IPNG_MC_JOINING;
+		grp->m.join = goal;
+		mutex_unlock(&mc->lock);
+		err = mc->ops->join(mc->ctx, &grp->m);
+		mutex_lock(&mc->lock);
+		ipng_mc_joined(grp, goal, err, now);
+		return;
+	default:
+		return;
+	}
+}
+
+/**
+ * ipng_mcast_run() - one pass: join, leave and free until nothing is left
+ * @mc: state
+ * @now: the time the pass works with (jiffies; tests pass a future time)
+ *
+ * Calls the fabric without holding @mc's lock. Passes are serialized.
+ *
+ * Return: jiffies until the next pass is due (a backoff ends or a
+ * send-only membership expires), or MAX_JIFFY_OFFSET if none is.
+ */
+unsigned long ipng_mcast_run(struct ipng_mcast *mc, unsigned long now)
+{
+	unsigned long next = MAX_JIFFY_OFFSET;
+	struct ipng_mcast_group *grp;
+	enum ipng_mc_action action;
+	bool again;
+
+	mutex_lock(&mc->pass_lock);
+	mutex_lock(&mc->lock);
+	if (mc->rejoin) {
+		mc->rejoin = false;
+		list_for_each_entry(grp, &mc->groups, list) {
+			grp->must_leave = grp->m.join != IPNG_MC_NONE;
+			grp->backoff = 0;
+			if (grp->state == IPNG_MC_BACKOFF)
+				grp->state = IPNG_MC_IDLE;
+		}
+	}
+	/* Every action changes its group's state, so this ends once the
+	 * wanted set stops changing under us.
+	 */
+	do {
+		again = false;
+		list_for_each_entry(grp, &mc->groups, list) {
+			action = ipng_mc_next(mc, grp, now);
+			if (action == IPNG_MC_DO_NOTHING)
+				continue;
+			ipng_mc_act(mc, grp, action, now);
+			again = true;
+			break;
+		}
+	} while (again);
+
+	list_for_each_entry(grp, &mc->groups, list) {
+		if (grp->state == IPNG_MC_BACKOFF)
+			next = min(next, grp->retry_at - now);
+		if (grp->want_send && !grp->want_full)
+			next = min(next, grp->last_send + mc->sendonly_timeout -
+					 now + 1);
+	}
+	mutex_unlock(&mc->lock);
+	mutex_unlock(&mc->pass_lock);
+	return next;
+}
+EXPORT_SYMBOL_IF_KUNIT(ipng_mcast_run);
+
+/**
+ * ipng_mcast_group_info() - the state of one group, for tests and dumps
+ * @mc: state
+ * @mgid: the group
+ * @info: filled when the group is known
+ *
+ * Return: 0, or -ENOENT when the group is neither wanted nor held.
+ */
+int ipng_mcast_group_info(struct ipng_mcast *mc, const union ib_gid *mgid,
+			  struct ipng_mcast_info *info)
+{
+	struct ipng_mcast_group *grp;
+	int err = -ENOENT;
+
+	mutex_lock(&mc->lock);
+	grp = ipng_mc_find(mc, mgid);
+	if (grp) {
+		info->state = grp->state;
+		info->join = grp->m.join;
+		info->broadcast = grp->m.broadcast;
+		info->backoff = grp->backoff;
+		info->error = grp->error;
+		err = 0;
+	}
+	mutex_unlock(&mc->lock);
+	return err;
+}
+EXPORT_SYMBOL_IF_KUNIT(ipng_mcast_group_info);
+
+/**
+ * ipng_mcast_set_sendonly_timeout() - how long unused send-only joins stay
+ * @mc: state
+ * @timeout: jiffies
+ */
+void ipng_mcast_set_sendonly_timeout(struct ipng_mcast *mc,
+				     unsigned long timeout)
+{
+	mutex_lock(&mc->lock);
+	mc->sendonly_timeout = max(timeout, 1UL);
+	mutex_unlock(&mc->lock);
+}
+EXPORT_SYMBOL_IF_KUNIT(ipng_mcast_set_sendonly_timeout);
+
+static const char *const ipng_mc_state_names[] = {
+	[IPNG_MC_IDLE]		= "idle",
+	[IPNG_MC_JOINING]	= "joining",
+	[IPNG_MC_JOINED]	= "joined",
+	[IPNG_MC_BACKOFF]	= "backoff",
+	[IPNG_MC_LEAVING]	= "leaving",
+};
+
+static const char *const ipng_mc_join_names[] = {
+	[IPNG_MC_NONE]		= "none",
+	[IPNG_MC_SENDONLY]	= "sendonly",
+	[IPNG_MC_FULL]		= "full",
+};
+
+/**
+ * ipng_mcast_dump() - one line per group: MGID, state, membership, backoff
+ * @ipd: interface
+ * @m: seq_file of a debugfs dump
+ */
+void ipng_mcast_dump(struct ipng_dev *ipd, struct seq_file *m)
+{
+	struct ipng_mcast *mc = ipd->mcast;
+	struct ipng_mcast_group *grp;
+
+	mutex_lock(&mc->lock);
+	list_for_each_entry(grp, &mc->groups, list)
+		seq_printf(m, "%pI6 state %s join %s%s backoff_ms %u error %d\n",
+			   grp->m.mgid.raw, ipng_mc_state_names[grp->state],
+			   ipng_mc_join_names[grp->m.join],
+			   grp->m.broadcast ? " broadcast" : "",
+			   jiffies_to_msecs(grp->backoff), grp->error);
+	mutex_unlock(&mc->lock);
+}
+
+/**
+ * ipng_mcast_count() - number of groups currently joined
+ * @ipd: interface
+ *
+ * Return: the count (any membership).
+ */
+unsigned int ipng_mcast_count(struct ipng_dev *ipd)
+{
+	struct ipng_mcast *mc = ipd->mcast;
+	struct ipng_mcast_group *grp;
+	unsigned int n = 0;
+
+	mutex_lock(&mc->lock);
+	list_for_each_entry(grp, &mc->groups, list)
+		n += grp->state == IPNG_MC_JOINED;
+	mutex_unlock(&mc->lock);
+	return n;
+}
+
+/* --- The interface's side: the netdev's groups and the work that runs
+ * passes for it.
+ */
+
+static int ipng_dev_mc_join(void *ctx, struct ipng_mcast_member *m)
+{
+	struct ipng_dev *ipd = ctx;
+
+	return ipd->fabric->mcast_join(ipd, m);
+}
+
+static void ipng_dev_mc_leave(void *ctx, struct ipng_mcast_member *m)
+{
+	struct ipng_dev *ipd = ctx;
+
+	ipd->fabric->mcast_leave(ipd, m);
+}
+
+static int ipng_dev_mc_ah_attr(void *ctx, struct ipng_mcast_member *m,
+			       struct rdma_ah_attr *attr)
+{
+	struct ipng_dev *ipd = ctx;
+
+	if (!ipd->fabric->mcast_ah_attr)
+		return -EOPNOTSUPP;
+	return ipd->fabric->mcast_ah_attr(ipd, m, attr);
+}
+
+static void ipng_dev_mc_kick(void *ctx)
+{
+	struct ipng_dev *ipd = ctx;
+
+	mod_delayed_work(ipng_mc_wq, &ipd->mcast_work, 0);
+}
+
+static const struct ipng_mcast_ops ipng_dev_mc_ops = {
+	.join		= ipng_dev_mc_join,
+	.leave		= ipng_dev_mc_leave,
+	.ah_attr	= ipng_dev_mc_ah_attr,
+	.kick		= ipng_dev_mc_kick,
 };
 
 /* The MGIDs the netdev wants, broadcast first; caller frees. */
@@ -63,103 +629,55 @@ static union ib_gid *ipng_mcast_wanted(struct ipng_dev *ipd, int *count)
 	return gids;
 }
 
-static bool ipng_gid_in(const union ib_gid *gid, const union ib_gid *set,
-			int n)
-{
-	int i;
-
-	for (i = 0; i < n; i++)
-		if (!memcmp(gid, &set[i], sizeof(*gid)))
-			return true;
-	return false;
-}
-
-static void ipng_mcast_leave(struct ipng_mcast *mc,
-			     struct ipng_mcast_group *grp)
-{
-	struct ipng_dev *ipd = mc->ipd;
-
-	ipd->fabric->mcast_leave(ipd, &grp->mgid, grp->cookie);
-	list_del(&grp->list);
-	kfree(grp);
-}
-
-static void ipng_mcast_join(struct ipng_mcast *mc, const union ib_gid *mgid)
-{
-	struct ipng_dev *ipd = mc->ipd;
-	struct ipng_mcast_group *grp;
-	int err;
-
-	grp = kzalloc(sizeof(*grp), GFP_KERNEL);
-	if (!grp)
-		return;
-	grp->mgid = *mgid;
-	err = ipd->fabric->mcast_join(ipd, mgid, &grp->cookie);
-	if (err) {
-		netdev_warn(ipd->ndev, "cannot join multicast group %pI6: %d\n",
-			    mgid->raw, err);
-		kfree(grp);
-		return;
-	}
-	list_add_tail(&grp->list, &mc->joined);
-}
-
 static void ipng_mcast_work(struct work_struct *work)
 {
-	struct ipng_mcast *mc = container_of(work, struct ipng_mcast, work);
-	struct ipng_mcast_group *grp, *tmp;
-	union ib_gid *wanted = NULL;
-	int n = 0, i;
+	struct ipng_dev *ipd = container_of(to_delayed_work(work),
+					    struct ipng_dev, mcast_work);
+	union ib_gid *wanted;
+	unsigned long next;
+	int n;
 
-	rtnl_lock();
-	if (mc->running)
-		wanted = ipng_mcast_wanted(mc->ipd, &n);
-	list_for_each_entry_safe(grp, tmp, &mc->joined, list)
-		if (!ipng_gid_in(&grp->mgid, wanted, n))
-			ipng_mcast_leave(mc, grp);
-	for (i = 0; i < n; i++) {
-		bool have = false;
-
-		list_for_each_entry(grp, &mc->joined, list)
-			have |= !memcmp(&grp->mgid, &wanted[i], sizeof(*wanted));
-		if (!have)
-			ipng_mcast_join(mc, &wanted[i]);
-	}
-	rtnl_unlock();
+	wanted = ipng_mcast_wanted(ipd, &n);
+	if (wanted)
+		ipng_mcast_set_wanted(ipd->mcast, wanted, n);
 	kfree(wanted);
+	ipng_mcast_set_sendonly_timeout(ipd->mcast,
+					max(ipng_path_timeout, 1U) * HZ);
+	next = ipng_mcast_run(ipd->mcast, jiffies);
+	if (!wanted)
+		next = min(next, (unsigned long)HZ);
+	if (next != MAX_JIFFY_OFFSET)
+		queue_delayed_work(ipng_mc_wq, &ipd->mcast_work, next);
 }
 
 /**
- * ipng_mcast_init() - allocate the multicast state
+ * ipng_mcast_init() - allocate the multicast state of an interface
  * @ipd: interface
  *
  * Return: 0 or -ENOMEM.
  */
 int ipng_mcast_init(struct ipng_dev *ipd)
 {
-	struct ipng_mcast *mc;
-
-	mc = kzalloc(sizeof(*mc), GFP_KERNEL);
-	if (!mc)
-		return -ENOMEM;
-	mc->ipd = ipd;
-	INIT_LIST_HEAD(&mc->joined);
-	INIT_WORK(&mc->work, ipng_mcast_work);
-	ipd->mcast = mc;
-	return 0;
+	INIT_DELAYED_WORK(&ipd->mcast_work, ipng_mcast_work);
+	ipd->mcast = ipng_mcast_alloc(&ipng_dev_mc_ops, ipd);
+	return ipd->mcast ? 0 : -ENOMEM;
 }
 
 /**
- * ipng_mcast_cleanup() - free the multicast state; nothing is joined
- * @ipd: interface, stopped and unregistered; RTNL not held
+ * ipng_mcast_cleanup() - leave whatever is still held and free the state
+ * @ipd: interface, unregistered; RTNL not held (RoCE leaves take it)
  */
 void ipng_mcast_cleanup(struct ipng_dev *ipd)
 {
-	if (!ipd->mcast)
+	struct ipng_mcast *mc = ipd->mcast;
+
+	if (!mc)
 		return;
-	cancel_work_sync(&ipd->mcast->work);
-	WARN_ON(!list_empty(&ipd->mcast->joined));
-	kfree(ipd->mcast);
+	mutex_lock(&mc->lock);
+	mc->dead = true;
+	mutex_unlock(&mc->lock);
+	cancel_delayed_work_sync(&ipd->mcast_work);
+	ipng_mcast_free(mc);
 	ipd->mcast = NULL;
 }
 
@@ -169,26 +687,20 @@ void ipng_mcast_cleanup(struct ipng_dev *ipd)
  */
 void ipng_mcast_start(struct ipng_dev *ipd)
 {
-	ASSERT_RTNL();
-	ipd->mcast->running = true;
-	queue_work(ipng_wq, &ipd->mcast->work);
+	ipng_mcast_set_running(ipd->mcast, true);
 }
 
 /**
- * ipng_mcast_stop() - leave every group, synchronously
+ * ipng_mcast_stop() - leave every group, soon
  * @ipd: interface being stopped, under RTNL
  *
- * A reconcile still queued finds the interface stopped and does nothing.
+ * The leaving happens in the multicast work (RoCE leaves take RTNL), so
+ * it cannot be waited for here; ipng_mcast_cleanup() finishes it at the
+ * latest.
  */
 void ipng_mcast_stop(struct ipng_dev *ipd)
 {
-	struct ipng_mcast *mc = ipd->mcast;
-	struct ipng_mcast_group *grp, *tmp;
-
-	ASSERT_RTNL();
-	mc->running = false;
-	list_for_each_entry_safe(grp, tmp, &mc->joined, list)
-		ipng_mcast_leave(mc, grp);
+	ipng_mcast_set_running(ipd->mcast, false);
 }
 
 /**
@@ -197,6 +709,5 @@ void ipng_mcast_stop(struct ipng_dev *ipd)
  */
 void ipng_mcast_rx_mode(struct ipng_dev *ipd)
 {
-	if (ipd->mcast)
-		queue_work(ipng_wq, &ipd->mcast->work);
+	mod_delayed_work(ipng_mc_wq, &ipd->mcast_work, 0);
 }

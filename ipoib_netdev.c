@@ -54,7 +54,7 @@ static netdev_tx_t ipng_start_xmit(struct sk_buff *skb, struct net_device *ndev)
 		dev_kfree_skb_any(skb);
 		return NETDEV_TX_OK;
 	}
-	ipng_path_xmit(ipd, skb);
+	ipng_neigh_xmit(ipd, skb);
 	return NETDEV_TX_OK;
 }
 
@@ -138,6 +138,7 @@ static void ipng_read_port(struct ipng_dev *ipd, struct ipng_port_view *view)
 	if (!ipng_ib_query_port(ipd, &attr)) {
 		view->up = attr.state == IB_PORT_ACTIVE;
 		view->mtu = max(ipng_ud_mtu(attr.active_mtu), 0);
+		WRITE_ONCE(ipd->port_mtu, attr.active_mtu);
 	}
 	index = ipd->fabric->addr_gid_index(ipd);
 	if (rdma_query_gid(ipd->ca, ipd->port, index, &gid))
@@ -169,13 +170,15 @@ static void ipng_set_max_mtu(struct net_device *ndev, int max)
  * Called under RTNL once registered.
  */
 static void ipng_apply_port(struct ipng_dev *ipd,
-			    const struct ipng_port_view *view)
+			    struct ipng_port_view *view)
 {
 	struct net_device *ndev = ipd->ndev;
 	bool registered = ndev->reg_state == NETREG_REGISTERED;
 
 	if (registered)
 		ASSERT_RTNL();
+	if (view->mtu > 0 && ipd->bcast_mtu > 0)
+		view->mtu = min(view->mtu, ipd->bcast_mtu);
 	if (view->mtu > 0 && view->mtu != ndev->max_mtu)
 		ipng_set_max_mtu(ndev, view->mtu);
 	if (memcmp(view->addr, ndev->dev_addr, IPNG_ADDR_LEN)) {
@@ -203,20 +206,36 @@ static void ipng_port_work(struct work_struct *work)
 	rtnl_lock();
 	ipng_apply_port(ipd, &view);
 	rtnl_unlock();
-	/* Whatever changed, cached address handles may now be wrong. */
+	/* Whatever changed, cached address handles may now be wrong, and
+	 * the subnet manager may have forgotten our groups.
+	 */
 	ipng_paths_flush(ipd);
+	ipng_mcast_rejoin(ipd->mcast);
+	ipd->repair_tries = 0;
 	if (!test_bit(IPNG_F_DYING, &ipd->flags))
-		queue_work(ipng_wq, &ipd->repair_work);
+		mod_delayed_work(ipng_wq, &ipd->repair_work, 0);
 }
 
+/*
+ * Flushed paths free their address handles after a grace period; a
+ * packet still in the send ring holds its handle until it completes. A
+ * fabric that could not repair yet is asked again a second later.
+ */
 static void ipng_repair_work(struct work_struct *work)
 {
-	struct ipng_dev *ipd = container_of(work, struct ipng_dev,
-					    repair_work);
+	struct ipng_dev *ipd = container_of(to_delayed_work(work),
+					    struct ipng_dev, repair_work);
 
-	/* Flushed paths free their address handles after a grace period. */
 	ipng_ah_flush();
-	ipd->fabric->repair_gids(ipd);
+	if (ipd->fabric->repair_gids(ipd) != -EAGAIN)
+		return;
+	if (++ipd->repair_tries < IPNG_REPAIR_TRIES &&
+	    !test_bit(IPNG_F_DYING, &ipd->flags)) {
+		queue_delayed_work(ipng_wq, &ipd->repair_work, HZ);
+		return;
+	}
+	netdev_warn(ipd->ndev, "port %u GID table not repaired after %d tries\n",
+		    ipd->port, ipd->repair_tries);
 }
 
 /*
@@ -247,6 +266,28 @@ void ipng_dev_refresh(struct ipng_dev *ipd)
 {
 	if (!test_bit(IPNG_F_DYING, &ipd->flags))
 		queue_work(ipng_wq, &ipd->port_work);
+}
+
+/**
+ * ipng_dev_set_bcast_mtu() - the broadcast group limits the MTU
+ * @ipd: interface
+ * @mtu: datagram MTU the group allows
+ *
+ * Process context without RTNL (the multicast work).
+ */
+void ipng_dev_set_bcast_mtu(struct ipng_dev *ipd, int mtu)
+{
+	struct net_device *ndev = ipd->ndev;
+	int max;
+
+	rtnl_lock();
+	ipd->bcast_mtu = mtu;
+	max = ipng_ud_mtu(READ_ONCE(ipd->port_mtu));
+	if (max > 0 && mtu > 0)
+		max = min(max, mtu);
+	if (max > 0 && max != ndev->max_mtu)
+		ipng_set_max_mtu(ndev, max);
+	rtnl_unlock();
 }
 
 /* Read the P_Key of a fresh interface: the port's default, at index 0. */
@@ -297,7 +338,7 @@ struct ipng_dev *ipng_dev_create(struct ib_device *ca, u32 port,
 	ipd->port = port;
 	ipd->fabric = fabric;
 	INIT_WORK(&ipd->port_work, ipng_port_work);
-	INIT_WORK(&ipd->repair_work, ipng_repair_work);
+	INIT_DELAYED_WORK(&ipd->repair_work, ipng_repair_work);
 	INIT_WORK(&ipd->notify_work, ipng_notify_work);
 	INIT_LIST_HEAD(&ipd->list);
 
@@ -309,9 +350,12 @@ struct ipng_dev *ipng_dev_create(struct ib_device *ca, u32 port,
 		err = -ENOMEM;
 		goto err_free;
 	}
-	err = ipng_paths_init(ipd);
+	err = ipng_neighs_init(ipd);
 	if (err)
 		goto err_stats;
+	err = ipng_paths_init(ipd);
+	if (err)
+		goto err_neighs;
 	err = ipng_mcast_init(ipd);
 	if (err)
 		goto err_paths;
@@ -338,6 +382,8 @@ err_mcast:
 	ipng_mcast_cleanup(ipd);
 err_paths:
 	ipng_paths_cleanup(ipd);
+err_neighs:
+	ipng_neighs_cleanup(ipd);
 err_stats:
 	free_percpu(ipd->stats);
 err_free:
@@ -361,11 +407,12 @@ void ipng_dev_destroy(struct ipng_dev *ipd)
 
 	set_bit(IPNG_F_DYING, &ipd->flags);
 	cancel_work_sync(&ipd->port_work);
-	cancel_work_sync(&ipd->repair_work);
+	cancel_delayed_work_sync(&ipd->repair_work);
 	cancel_work_sync(&ipd->notify_work);
 	unregister_netdev(ndev);
 	ipng_mcast_cleanup(ipd);
 	ipng_paths_cleanup(ipd);
+	ipng_neighs_cleanup(ipd);
 	ipng_ib_cleanup(ipd);
 	free_percpu(ipd->stats);
 	free_netdev(ndev);

@@ -3,6 +3,7 @@
  * Counter names and summing of the per-CPU counters.
  */
 #include <linux/cpumask.h>
+#include <kunit/visibility.h>
 
 #include "ipoib_stats.h"
 
@@ -49,3 +50,4 @@ void ipng_stats_sum(struct ipng_pcpu_stats __percpu *stats,
 			sum[i] += snap[i];
 	}
 }
+EXPORT_SYMBOL_IF_KUNIT(ipng_stats_sum);

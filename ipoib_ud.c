@@ -98,7 +98,7 @@ void ipng_ud_send(struct ipng_dev *ipd, struct sk_buff *skb,
 		},
 		.ah		= ah->ah,
 		.remote_qpn	= qpn,
-		.remote_qkey	= ipd->qkey,
+		.remote_qkey	= READ_ONCE(ipd->qkey),
 	};
 	u64 dma;
 

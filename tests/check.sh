@@ -89,14 +89,17 @@ build() {
 
 step "build against the debug kernel"
 build debug-kernel "$kdir" "$repo"
-if [ -e ipoib_ng_test.ko ]; then
-	pass "KUnit module ipoib_ng_test.ko built"
-else
-	fail "KUnit module ipoib_ng_test.ko built"
-fi
+for m in ipoib_ng_test ipoib_ng_live_test; do
+	if [ -e $m.ko ]; then
+		pass "KUnit module $m.ko built"
+	else
+		fail "KUnit module $m.ko built"
+	fi
+done
 
 step "build against Debian's stock headers"
-stock=$(ls -d /usr/src/linux-headers-*-amd64 2>/dev/null | sort -V | tail -1)
+stock=$(find /usr/src -maxdepth 1 -name 'linux-headers-*-amd64' 2>/dev/null |
+	sort -V | tail -1)
 if [ -n "$stock" ]; then
 	copy=$(mktemp -d)
 	git ls-files -co --exclude-standard | grep -v '^results/' |

@@ -18,8 +18,6 @@ PEERLL=fe80::5254:ff:fe00:$PEER
 XFER=$IPNG_REPO/tests/e2e/xfer.py
 
 stat_of() { cat "$NET/ib0/statistics/$1"; }
-carrier_up() { [ "$(cat $NET/ib0/carrier 2>/dev/null)" = 1 ]; }
-oper_up() { [ "$(cat $NET/ib0/operstate)" = up ]; }
 
 setup() {
 	insmod "$KO" && wait_for 10 test -e $NET/ib0 || return 1
@@ -28,14 +26,6 @@ setup() {
 		wait_for 10 carrier_up && wait_for 10 oper_up
 }
 
-# ping COUNT ARGS...: every echo answered.
-ping_all() {
-	local n=$1 out
-	shift
-	out=$(ping -c "$n" -W 5 "$@" 2>&1)
-	echo "$out" | tail -3
-	grep -q " $n received" <<<"$out"
-}
 
 t_neigh() {
 	local theirs lladdr
@@ -134,6 +124,46 @@ t_iperf_reverse() {
 	fi
 }
 
+# On RoCE a join shows on the Ethernet device underneath: the MGID is an
+# IPv6 multicast address joined there. Group 239.1.2.9 is MGID
+# ff12:401b:ffff::f01:209; a socket on ib0 holds the membership.
+eth0_has() { ip -6 maddr show dev eth0 | grep -Eq "inet6 $1( |\$)"; }
+eth0_lacks() { ! eth0_has "$1"; }
+
+# exec: the background job's PID is python's, so kill ends the membership.
+member_of_239_1_2_9() {
+	exec python3 -c 'import socket, sys, time
+s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+s.setsockopt(socket.IPPROTO_IP, socket.IP_ADD_MEMBERSHIP,
+	     socket.inet_aton("239.1.2.9") + socket.inet_aton(sys.argv[1]))
+time.sleep(int(sys.argv[2]))' "$MYIP" "$1"
+}
+
+t_mcast_membership() {
+	local bc=ff12:401b:ffff::ffff:ffff grp=ff12:401b:ffff::f01:209 pid rc=0
+	wait_for 10 eth0_has $bc || { echo "broadcast group not joined"; return 1; }
+	member_of_239_1_2_9 120 &
+	pid=$!
+	wait_for 10 eth0_has $grp || { echo "group not joined"; rc=1; }
+	# Down leaves everything, up joins again.
+	ip link set ib0 down
+	if ! wait_for 10 eth0_lacks $bc || ! wait_for 10 eth0_lacks $grp; then
+		echo "groups still joined while ib0 is down:"
+		ip -6 maddr show dev eth0
+		rc=1
+	fi
+	ip link set ib0 up
+	if ! wait_for 10 eth0_has $bc || ! wait_for 10 eth0_has $grp; then
+		echo "groups not joined again after up"
+		rc=1
+	fi
+	kill $pid
+	wait $pid 2>/dev/null
+	wait_for 10 eth0_lacks $grp || { echo "group kept after the socket left"; rc=1; }
+	wait_for 10 oper_up || rc=1
+	return $rc
+}
+
 # vm2 reloads its module; vm1's interface keeps working with it after.
 t_peer_reload() {
 	if [ "$ME" = 2 ]; then
@@ -163,6 +193,8 @@ ktap_check "tcp_8MiB_file_sha256" t_tcp_file
 ktap_check "iperf3_tcp" t_iperf tcp
 ktap_check "iperf3_tcp_reverse" t_iperf_reverse
 ktap_check "iperf3_udp" t_iperf udp
+ktap_check "multicast_join_leave_follow_ib0" t_mcast_membership
+vm_barrier dg-mcast 120
 ktap_check "peer_module_reload" t_peer_reload
 vm_barrier dg-end 180
 ktap_check "module_unloads" rmmod ipoib_ng

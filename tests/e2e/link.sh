@@ -13,7 +13,7 @@ PORT=/sys/class/infiniband/rxe0/ports/1
 NET=/sys/class/net
 
 hex_of() { tr -d ':\n' < "$1"; }
-ib_hex() { hex_of "$NET/${1:-ib0}/address"; }
+ib_hex() { hex_of "$NET/ib0/address"; }
 port_gid_hex() { hex_of "$PORT/gids/0"; }
 has_ib0() { [ -e "$NET/ib0" ]; }
 no_ib0() { [ ! -e "$NET/ib0" ]; }
@@ -93,8 +93,8 @@ t_peer_addr() {
 }
 
 t_mtu_follows_port() {
-	ip link set eth0 mtu 1500 &&
-		wait_for 10 mtu_is 1020 || { echo "mtu $(cat $NET/ib0/mtu)"; return 1; }
+	ip link set eth0 mtu 1500 || return 1
+	wait_for 10 mtu_is 1020 || { echo "mtu $(cat $NET/ib0/mtu)"; return 1; }
 	ip link set eth0 mtu "$IPNG_MTU" &&
 		wait_for 10 mtu_is "$(( $(active_mtu) - 4 ))"
 }

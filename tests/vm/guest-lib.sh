@@ -205,3 +205,17 @@ ktap_end() {
 	echo "# $_ktap_suite: $n tests, $failed failed" >&2
 	[ "$failed" = 0 ] && [ "$n" != 0 ]
 }
+
+# --- ib0 helpers shared by the e2e suites ---
+
+carrier_up() { [ "$(cat /sys/class/net/ib0/carrier 2>/dev/null)" = 1 ]; }
+oper_up() { [ "$(cat /sys/class/net/ib0/operstate 2>/dev/null)" = up ]; }
+
+# ping_all COUNT ARGS...: every echo answered (the summary is printed).
+ping_all() {
+	local n=$1 out
+	shift
+	out=$(ping -c "$n" -W 5 "$@" 2>&1)
+	echo "$out" | tail -3
+	grep -q " $n received" <<<"$out"
+}

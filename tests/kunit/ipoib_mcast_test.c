@@ -1,0 +1,450 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * KUnit suite for the multicast join state machine (ipoib_multicast.c),
+ * driven through a fake fabric: joins that succeed or fail on demand,
+ * record the order of calls and check that no membership is taken twice
+ * or left without being held. Time is passed to each pass explicitly, so
+ * backoff and expiry are tested without sleeping.
+ */
+#include "../../ipoib.h"
+#include "ipoib_test.h"
+
+#define FAKE_MAX	16
+
+struct fake_fabric;
+typedef void (*fake_hook)(struct fake_fabric *ff, struct ipng_mcast_member *m);
+
+/**
+ * struct fake_fabric - records what the state machine asked for
+ * @test: the running test
+ * @mc: the state machine under test
+ * @joins: join calls
+ * @leaves: leave calls
+ * @kicks: kick calls
+ * @fail: the next @fail joins fail with -ETIMEDOUT
+ * @held: memberships held now
+ * @nheld: entries in @held
+ * @order: MGIDs in the order joins were called
+ * @norder: entries in @order
+ * @last_join: membership asked for by the last join
+ * @hook: called inside the next join, then cleared
+ */
+struct fake_fabric {
+	struct kunit *test;
+	struct ipng_mcast *mc;
+	int joins;
+	int leaves;
+	int kicks;
+	int fail;
+	union ib_gid held[FAKE_MAX];
+	int nheld;
+	union ib_gid order[FAKE_MAX];
+	int norder;
+	enum ipng_mc_join last_join;
+	fake_hook hook;
+};
+
+static int fake_held_index(struct fake_fabric *ff, const union ib_gid *mgid)
+{
+	int i;
+
+	for (i = 0; i < ff->nheld; i++)
+		if (!memcmp(&ff->held[i], mgid, sizeof(*mgid)))
+			return i;
+	return -1;
+}
+
+static int fake_join(void *ctx, struct ipng_mcast_member *m)
+{
+	struct fake_fabric *ff = ctx;
+	fake_hook hook = ff->hook;
+
+	ff->joins++;
+	ff->last_join = m->join;
+	if (ff->norder < FAKE_MAX)
+		ff->order[ff->norder++] = m->mgid;
+	KUNIT_EXPECT_NE_MSG(ff->test, m->join, IPNG_MC_NONE, "join of nothing");
+	KUNIT_EXPECT_LT_MSG(ff->test, fake_held_index(ff, &m->mgid), 0,
+			    "%pI6 joined twice", m->mgid.raw);
+	ff->hook = NULL;
+	if (hook)
+		hook(ff, m);
+	if (ff->fail) {
+		ff->fail--;
+		return -ETIMEDOUT;
+	}
+	if (ff->nheld < FAKE_MAX)
+		ff->held[ff->nheld++] = m->mgid;
+	m->priv = ff;
+	return 0;
+}
+
+static void fake_leave(void *ctx, struct ipng_mcast_member *m)
+{
+	struct fake_fabric *ff = ctx;
+	int i = fake_held_index(ff, &m->mgid);
+
+	ff->leaves++;
+	KUNIT_EXPECT_GE_MSG(ff->test, i, 0, "%pI6 left but not held",
+			    m->mgid.raw);
+	KUNIT_EXPECT_PTR_EQ(ff->test, m->priv, (void *)ff);
+	if (i >= 0)
+		ff->held[i] = ff->held[--ff->nheld];
+}
+
+/* A recognisable address vector: DLID 0x1234. */
+static int fake_ah_attr(void *ctx, struct ipng_mcast_member *m,
+			struct rdma_ah_attr *attr)
+{
+	memset(attr, 0, sizeof(*attr));
+	attr->type = RDMA_AH_ATTR_TYPE_IB;
+	rdma_ah_set_dlid(attr, 0x1234);
+	return 0;
+}
+
+static void fake_kick(void *ctx)
+{
+	struct fake_fabric *ff = ctx;
+
+	ff->kicks++;
+}
+
+static const struct ipng_mcast_ops fake_ops = {
+	.join		= fake_join,
+	.leave		= fake_leave,
+	.ah_attr	= fake_ah_attr,
+	.kick		= fake_kick,
+};
+
+/* MGIDs of the tests: [0] is the broadcast group. */
+static union ib_gid mg[4];
+
+static int ipng_mc_test_init(struct kunit *test)
+{
+	struct fake_fabric *ff;
+	int i;
+
+	ff = kunit_kzalloc(test, sizeof(*ff), GFP_KERNEL);
+	KUNIT_ASSERT_NOT_ERR_OR_NULL(test, ff);
+	ff->test = test;
+	ff->mc = ipng_mcast_alloc(&fake_ops, ff);
+	KUNIT_ASSERT_NOT_ERR_OR_NULL(test, ff->mc);
+	ipng_mgid_broadcast(&mg[0], IPNG_SCOPE_LINK, 0xffff);
+	for (i = 1; i < ARRAY_SIZE(mg); i++)
+		ipng_mgid_ipv4(&mg[i], IPNG_SCOPE_LINK, 0xffff,
+			       htonl(0xe0000100 + i));
+	test->priv = ff;
+	return 0;
+}
+
+/* Freeing leaves whatever is held: every test ends with nothing held. */
+static void ipng_mc_test_exit(struct kunit *test)
+{
+	struct fake_fabric *ff = test->priv;
+
+	ipng_mcast_free(ff->mc);
+	KUNIT_EXPECT_EQ(test, ff->nheld, 0);
+}
+
+static struct ipng_mcast_info info_of(struct kunit *test,
+				      struct fake_fabric *ff, int i)
+{
+	struct ipng_mcast_info info = {};
+
+	KUNIT_EXPECT_EQ_MSG(test, ipng_mcast_group_info(ff->mc, &mg[i], &info),
+			    0, "group %d unknown", i);
+	return info;
+}
+
+static bool known(struct fake_fabric *ff, int i)
+{
+	struct ipng_mcast_info info;
+
+	return !ipng_mcast_group_info(ff->mc, &mg[i], &info);
+}
+
+/* Up with the broadcast group and two more: three full joins. */
+static void start_three(struct kunit *test, struct fake_fabric *ff,
+			unsigned long now)
+{
+	ipng_mcast_set_running(ff->mc, true);
+	KUNIT_ASSERT_EQ(test, ipng_mcast_set_wanted(ff->mc, mg, 3), 0);
+	ipng_mcast_run(ff->mc, now);
+}
+
+static void ipng_mc_test_join_all(struct kunit *test)
+{
+	struct fake_fabric *ff = test->priv;
+	unsigned long now = jiffies;
+	int i;
+
+	start_three(test, ff, now);
+	KUNIT_EXPECT_EQ(test, ff->joins, 3);
+	KUNIT_EXPECT_EQ(test, ff->nheld, 3);
+	KUNIT_EXPECT_EQ(test, ff->last_join, IPNG_MC_FULL);
+	IPNG_EXPECT_MEMEQ(test, &ff->order[0], &mg[0], sizeof(mg[0]));
+	for (i = 0; i < 3; i++) {
+		struct ipng_mcast_info info = info_of(test, ff, i);
+
+		KUNIT_EXPECT_EQ(test, info.state, IPNG_MC_JOINED);
+		KUNIT_EXPECT_EQ(test, info.join, IPNG_MC_FULL);
+		KUNIT_EXPECT_EQ(test, info.broadcast, i == 0);
+	}
+	KUNIT_EXPECT_GT(test, ff->kicks, 0);
+	/* Nothing changed: a second pass does nothing and wants no timer. */
+	KUNIT_EXPECT_EQ(test, ipng_mcast_run(ff->mc, now),
+			(unsigned long)MAX_JIFFY_OFFSET);
+	KUNIT_EXPECT_EQ(test, ff->joins, 3);
+	KUNIT_EXPECT_EQ(test, ff->leaves, 0);
+}
+
+static void ipng_mc_test_wait_for_broadcast(struct kunit *test)
+{
+	struct fake_fabric *ff = test->priv;
+	unsigned long now = jiffies;
+
+	ff->fail = 1;
+	start_three(test, ff, now);
+	/* Only the broadcast group was tried; it backs off for a second. */
+	KUNIT_EXPECT_EQ(test, ff->joins, 1);
+	KUNIT_EXPECT_EQ(test, info_of(test, ff, 0).state, IPNG_MC_BACKOFF);
+	KUNIT_EXPECT_EQ(test, info_of(test, ff, 0).error, -ETIMEDOUT);
+	KUNIT_EXPECT_EQ(test, info_of(test, ff, 1).state, IPNG_MC_IDLE);
+	KUNIT_EXPECT_EQ(test, ipng_mcast_run(ff->mc, now + HZ / 2),
+			(unsigned long)(HZ / 2));
+	KUNIT_EXPECT_EQ(test, ff->joins, 1);
+	ipng_mcast_run(ff->mc, now + HZ);
+	KUNIT_EXPECT_EQ(test, ff->joins, 4);
+	KUNIT_EXPECT_EQ(test, ff->nheld, 3);
+	KUNIT_EXPECT_EQ(test, info_of(test, ff, 0).backoff, 0UL);
+}
+
+static void ipng_mc_test_backoff(struct kunit *test)
+{
+	struct fake_fabric *ff = test->priv;
+	unsigned long now = jiffies, want = HZ;
+	int i;
+
+	ff->fail = 100;
+	start_three(test, ff, now);
+	for (i = 0; i < 10; i++) {
+		struct ipng_mcast_info info = info_of(test, ff, 0);
+
+		KUNIT_EXPECT_EQ_MSG(test, info.backoff, want, "failure %d", i);
+		KUNIT_EXPECT_EQ(test, info.state, IPNG_MC_BACKOFF);
+		now += info.backoff;
+		KUNIT_EXPECT_EQ(test, ipng_mcast_run(ff->mc, now),
+				min(want * 2, 64UL * HZ));
+		want = min(want * 2, 64UL * HZ);
+	}
+	KUNIT_EXPECT_EQ(test, ff->joins, 11);
+	KUNIT_EXPECT_EQ(test, ff->nheld, 0);
+	/* Success resets the backoff. */
+	ff->fail = 0;
+	ipng_mcast_run(ff->mc, now + want);
+	KUNIT_EXPECT_EQ(test, info_of(test, ff, 0).state, IPNG_MC_JOINED);
+	KUNIT_EXPECT_EQ(test, info_of(test, ff, 0).backoff, 0UL);
+	KUNIT_EXPECT_EQ(test, ff->nheld, 3);
+}
+
+static void ipng_mc_test_rejoin(struct kunit *test)
+{
+	struct fake_fabric *ff = test->priv;
+	unsigned long now = jiffies;
+
+	start_three(test, ff, now);
+	ff->kicks = 0;
+	ipng_mcast_rejoin(ff->mc);
+	KUNIT_EXPECT_EQ(test, ff->kicks, 1);
+	ipng_mcast_run(ff->mc, now);
+	KUNIT_EXPECT_EQ(test, ff->leaves, 3);
+	KUNIT_EXPECT_EQ(test, ff->joins, 6);
+	KUNIT_EXPECT_EQ(test, ff->nheld, 3);
+	/* The broadcast group is joined first again. */
+	IPNG_EXPECT_MEMEQ(test, &ff->order[3], &mg[0], sizeof(mg[0]));
+}
+
+static void ipng_mc_test_leave_unwanted(struct kunit *test)
+{
+	struct fake_fabric *ff = test->priv;
+	unsigned long now = jiffies;
+
+	start_three(test, ff, now);
+	ipng_mcast_set_wanted(ff->mc, mg, 2);
+	ipng_mcast_run(ff->mc, now);
+	KUNIT_EXPECT_EQ(test, ff->leaves, 1);
+	KUNIT_EXPECT_EQ(test, ff->nheld, 2);
+	KUNIT_EXPECT_FALSE(test, known(ff, 2));
+	KUNIT_EXPECT_TRUE(test, known(ff, 1));
+}
+
+static void drop_group_2(struct fake_fabric *ff, struct ipng_mcast_member *m)
+{
+	ipng_mcast_set_wanted(ff->mc, mg, 2);
+}
+
+/* Group 2 stops being wanted while its join is in flight. */
+static void ipng_mc_test_leave_during_join(struct kunit *test)
+{
+	struct fake_fabric *ff = test->priv;
+	unsigned long now = jiffies;
+
+	ipng_mcast_set_running(ff->mc, true);
+	ipng_mcast_set_wanted(ff->mc, mg, 2);
+	ipng_mcast_run(ff->mc, now);
+	KUNIT_ASSERT_EQ(test, ff->nheld, 2);
+	ff->hook = drop_group_2;
+	ipng_mcast_set_wanted(ff->mc, mg, 3);
+	ipng_mcast_run(ff->mc, now);
+	KUNIT_EXPECT_EQ(test, ff->joins, 3);
+	KUNIT_EXPECT_EQ(test, ff->leaves, 1);
+	KUNIT_EXPECT_EQ(test, ff->nheld, 2);
+	KUNIT_EXPECT_FALSE(test, known(ff, 2));
+}
+
+static void go_down(struct fake_fabric *ff, struct ipng_mcast_member *m)
+{
+	ipng_mcast_set_running(ff->mc, false);
+}
+
+/* The interface stops while the broadcast join is in flight. */
+static void ipng_mc_test_down_during_join(struct kunit *test)
+{
+	struct fake_fabric *ff = test->priv;
+	unsigned long now = jiffies;
+
+	ff->hook = go_down;
+	start_three(test, ff, now);
+	KUNIT_EXPECT_EQ(test, ff->joins, 1);
+	KUNIT_EXPECT_EQ(test, ff->leaves, 1);
+	KUNIT_EXPECT_EQ(test, ff->nheld, 0);
+	KUNIT_EXPECT_FALSE(test, known(ff, 0));
+	KUNIT_EXPECT_FALSE(test, known(ff, 1));
+}
+
+static void ipng_mc_test_stop_leaves_all(struct kunit *test)
+{
+	struct fake_fabric *ff = test->priv;
+	unsigned long now = jiffies;
+
+	start_three(test, ff, now);
+	ipng_mcast_set_running(ff->mc, false);
+	KUNIT_EXPECT_EQ(test, ipng_mcast_run(ff->mc, now),
+			(unsigned long)MAX_JIFFY_OFFSET);
+	KUNIT_EXPECT_EQ(test, ff->leaves, 3);
+	KUNIT_EXPECT_EQ(test, ff->nheld, 0);
+	/* Up again: the wanted set is still there and joined again. */
+	ipng_mcast_set_running(ff->mc, true);
+	ipng_mcast_set_wanted(ff->mc, mg, 3);
+	ipng_mcast_run(ff->mc, now);
+	KUNIT_EXPECT_EQ(test, ff->nheld, 3);
+	KUNIT_EXPECT_EQ(test, ff->joins, 6);
+}
+
+static void ipng_mc_test_sendonly(struct kunit *test)
+{
+	struct fake_fabric *ff = test->priv;
+	unsigned long now = jiffies, next;
+	struct rdma_ah_attr attr;
+
+	KUNIT_EXPECT_EQ(test, ipng_mcast_sendonly(ff->mc, &mg[3], &attr),
+			-ENETDOWN);
+	ipng_mcast_set_sendonly_timeout(ff->mc, 5 * HZ);
+	start_three(test, ff, now);
+	ff->kicks = 0;
+	KUNIT_EXPECT_EQ(test, ipng_mcast_sendonly(ff->mc, &mg[3], &attr),
+			-EAGAIN);
+	KUNIT_EXPECT_EQ(test, ff->kicks, 1);
+	/* A full member group needs no send-only join. */
+	KUNIT_EXPECT_EQ(test, ipng_mcast_sendonly(ff->mc, &mg[1], &attr), 0);
+	KUNIT_EXPECT_EQ(test, rdma_ah_get_dlid(&attr), 0x1234U);
+
+	/* The next pass is due when the membership expires. */
+	next = ipng_mcast_run(ff->mc, now);
+	KUNIT_EXPECT_GE(test, next, 5UL * HZ);
+	KUNIT_EXPECT_LE(test, next, jiffies - now + 5UL * HZ + 1);
+	KUNIT_EXPECT_EQ(test, ff->joins, 4);
+	KUNIT_EXPECT_EQ(test, ff->last_join, IPNG_MC_SENDONLY);
+	KUNIT_EXPECT_EQ(test, info_of(test, ff, 3).join, IPNG_MC_SENDONLY);
+	KUNIT_EXPECT_EQ(test, ipng_mcast_sendonly(ff->mc, &mg[3], &attr), 0);
+
+	/* Unused for longer than the timeout: left and forgotten. */
+	ipng_mcast_run(ff->mc, jiffies + 6 * HZ);
+	KUNIT_EXPECT_EQ(test, ff->leaves, 1);
+	KUNIT_EXPECT_FALSE(test, known(ff, 3));
+	KUNIT_EXPECT_EQ(test, ff->nheld, 3);
+}
+
+/* Sending first, then the netdev joins the same group for real. */
+static void ipng_mc_test_sendonly_to_full(struct kunit *test)
+{
+	struct fake_fabric *ff = test->priv;
+	struct rdma_ah_attr attr;
+	unsigned long now = jiffies;
+
+	start_three(test, ff, now);
+	ipng_mcast_sendonly(ff->mc, &mg[3], &attr);
+	ipng_mcast_run(ff->mc, now);
+	KUNIT_ASSERT_EQ(test, info_of(test, ff, 3).join, IPNG_MC_SENDONLY);
+	ipng_mcast_set_wanted(ff->mc, mg, 4);
+	ipng_mcast_run(ff->mc, now);
+	KUNIT_EXPECT_EQ(test, ff->leaves, 1);
+	KUNIT_EXPECT_EQ(test, ff->last_join, IPNG_MC_FULL);
+	KUNIT_EXPECT_EQ(test, info_of(test, ff, 3).join, IPNG_MC_FULL);
+	KUNIT_EXPECT_EQ(test, ff->nheld, 4);
+}
+
+/* A failed send-only join reports its error while it backs off. */
+static void ipng_mc_test_sendonly_failure(struct kunit *test)
+{
+	struct fake_fabric *ff = test->priv;
+	struct rdma_ah_attr attr;
+	unsigned long now = jiffies;
+
+	start_three(test, ff, now);
+	ipng_mcast_sendonly(ff->mc, &mg[3], &attr);
+	ff->fail = 1;
+	ipng_mcast_run(ff->mc, now);
+	KUNIT_EXPECT_EQ(test, info_of(test, ff, 3).state, IPNG_MC_BACKOFF);
+	KUNIT_EXPECT_EQ(test, ipng_mcast_sendonly(ff->mc, &mg[3], &attr),
+			-ETIMEDOUT);
+	ipng_mcast_run(ff->mc, now + HZ);
+	KUNIT_EXPECT_EQ(test, ipng_mcast_sendonly(ff->mc, &mg[3], &attr), 0);
+}
+
+/* Freeing with groups held leaves them (device removal). */
+static void ipng_mc_test_free_leaves(struct kunit *test)
+{
+	struct fake_fabric *ff = test->priv;
+
+	start_three(test, ff, jiffies);
+	ipng_mcast_free(ff->mc);
+	KUNIT_EXPECT_EQ(test, ff->leaves, 3);
+	KUNIT_EXPECT_EQ(test, ff->nheld, 0);
+	/* The exit hook frees again: give it an empty state. */
+	ff->mc = ipng_mcast_alloc(&fake_ops, ff);
+	KUNIT_ASSERT_NOT_ERR_OR_NULL(test, ff->mc);
+}
+
+static struct kunit_case ipng_mc_cases[] = {
+	KUNIT_CASE(ipng_mc_test_join_all),
+	KUNIT_CASE(ipng_mc_test_wait_for_broadcast),
+	KUNIT_CASE(ipng_mc_test_backoff),
+	KUNIT_CASE(ipng_mc_test_rejoin),
+	KUNIT_CASE(ipng_mc_test_leave_unwanted),
+	KUNIT_CASE(ipng_mc_test_leave_during_join),
+	KUNIT_CASE(ipng_mc_test_down_during_join),
+	KUNIT_CASE(ipng_mc_test_stop_leaves_all),
+	KUNIT_CASE(ipng_mc_test_sendonly),
+	KUNIT_CASE(ipng_mc_test_sendonly_to_full),
+	KUNIT_CASE(ipng_mc_test_sendonly_failure),
+	KUNIT_CASE(ipng_mc_test_free_leaves),
+	{}
+};
+
+struct kunit_suite ipng_mcast_suite = {
+	.name		= "ipoib_ng_mcast",
+	.init		= ipng_mc_test_init,
+	.exit		= ipng_mc_test_exit,
+	.test_cases	= ipng_mc_cases,
+};
