@@ -49,8 +49,6 @@ failed=0
 say() { echo "bench[vm$ME]: $*"; }
 # shellcheck disable=SC2317  # called through wait_for
 listening() { ss -Hltn "sport = :$1" | grep -q .; }
-# shellcheck disable=SC2317  # called through wait_for
-carrier_up() { [ "$(cat "$NET/ib0/carrier" 2>/dev/null)" = 1 ]; }
 cpu_snap() { grep '^cpu' /proc/stat > "$RAW/$1"; }
 
 record() {
