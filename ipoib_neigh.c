@@ -163,27 +163,20 @@ void ipng_neigh_xmit(struct ipng_dev *ipd, struct sk_buff *skb)
 	rcu_read_unlock();
 }
 
-/*
- * Remove every entry @expired picks; the others keep their path alive.
- * Under paths_walk_lock.
- */
-static void ipng_neighs_walk(struct ipng_dev *ipd,
-			     bool (*expired)(struct ipng_neigh *n))
+/* Call @fn on every entry, under RCU (rhashtable walk). */
+static void ipng_neighs_for_each(struct ipng_dev *ipd,
+				 void (*fn)(struct ipng_dev *ipd,
+					    struct ipng_neigh *n, void *arg),
+				 void *arg)
 {
 	struct rhashtable_iter iter;
 	struct ipng_neigh *n;
 
 	rhashtable_walk_enter(&ipd->neighs, &iter);
 	rhashtable_walk_start(&iter);
-	while ((n = rhashtable_walk_next(&iter))) {
-		if (IS_ERR(n))
-			continue;
-		if (expired(n))
-			ipng_neigh_remove(ipd, n);
-		else
-			ipng_path_touch(ipd, &n->key.gid,
-					READ_ONCE(n->last_used));
-	}
+	while ((n = rhashtable_walk_next(&iter)))
+		if (!IS_ERR(n))
+			fn(ipd, n, arg);
 	rhashtable_walk_stop(&iter);
 	rhashtable_walk_exit(&iter);
 }
@@ -195,9 +188,20 @@ static bool ipng_neigh_idle(struct ipng_neigh *n)
 	return time_after(jiffies, READ_ONCE(n->last_used) + timeout);
 }
 
-static bool ipng_neigh_any(struct ipng_neigh *n)
+/* Aging: an idle entry goes; the others keep their path alive. */
+static void ipng_neigh_age_one(struct ipng_dev *ipd, struct ipng_neigh *n,
+			       void *unused)
 {
-	return true;
+	if (ipng_neigh_idle(n))
+		ipng_neigh_remove(ipd, n);
+	else
+		ipng_path_touch(ipd, &n->key.gid, READ_ONCE(n->last_used));
+}
+
+static void ipng_neigh_drop(struct ipng_dev *ipd, struct ipng_neigh *n,
+			    void *unused)
+{
+	ipng_neigh_remove(ipd, n);
 }
 
 /**
@@ -206,7 +210,7 @@ static bool ipng_neigh_any(struct ipng_neigh *n)
  */
 void ipng_neighs_age(struct ipng_dev *ipd)
 {
-	ipng_neighs_walk(ipd, ipng_neigh_idle);
+	ipng_neighs_for_each(ipd, ipng_neigh_age_one, NULL);
 }
 
 /**
@@ -219,7 +223,7 @@ void ipng_neighs_age(struct ipng_dev *ipd)
 void ipng_neighs_flush(struct ipng_dev *ipd)
 {
 	atomic_inc(&ipd->path_gen);
-	ipng_neighs_walk(ipd, ipng_neigh_any);
+	ipng_neighs_for_each(ipd, ipng_neigh_drop, NULL);
 }
 
 /**
@@ -256,6 +260,17 @@ unsigned int ipng_neighs_count(struct ipng_dev *ipd)
 	return atomic_read(&ipd->neighs.nelems);
 }
 
+static void ipng_neigh_print(struct ipng_dev *ipd, struct ipng_neigh *n,
+			     void *m)
+{
+	seq_printf(m, "qpn 0x%06x gid %pI6 flags 0x%02x ah %s%s idle_s %u age_s %u\n",
+		   n->key.qpn, n->key.gid.raw, READ_ONCE(n->flags),
+		   rcu_access_pointer(n->ah) ? "yes" : "no",
+		   n->gen != atomic_read(&ipd->path_gen) ? " stale" : "",
+		   jiffies_to_msecs(jiffies - READ_ONCE(n->last_used)) / 1000,
+		   jiffies_to_msecs(jiffies - n->created) / 1000);
+}
+
 /**
  * ipng_neighs_dump() - one line per entry: QPN, GID, flags, handle, age
  * @ipd: interface
@@ -263,22 +278,5 @@ unsigned int ipng_neighs_count(struct ipng_dev *ipd)
  */
 void ipng_neighs_dump(struct ipng_dev *ipd, struct seq_file *m)
 {
-	unsigned int gen = atomic_read(&ipd->path_gen);
-	struct rhashtable_iter iter;
-	struct ipng_neigh *n;
-
-	rhashtable_walk_enter(&ipd->neighs, &iter);
-	rhashtable_walk_start(&iter);
-	while ((n = rhashtable_walk_next(&iter))) {
-		if (IS_ERR(n))
-			continue;
-		seq_printf(m, "qpn 0x%06x gid %pI6 flags 0x%02x ah %s%s idle_s %u age_s %u\n",
-			   n->key.qpn, n->key.gid.raw, READ_ONCE(n->flags),
-			   rcu_access_pointer(n->ah) ? "yes" : "no",
-			   n->gen != gen ? " stale" : "",
-			   jiffies_to_msecs(jiffies - READ_ONCE(n->last_used)) / 1000,
-			   jiffies_to_msecs(jiffies - n->created) / 1000);
-	}
-	rhashtable_walk_stop(&iter);
-	rhashtable_walk_exit(&iter);
+	ipng_neighs_for_each(ipd, ipng_neigh_print, m);
 }
