@@ -18,6 +18,7 @@
 #include <rdma/ib_sa.h>
 #include <rdma/ib_verbs.h>
 
+#include "ipoib_cm_state.h"
 #include "ipoib_stats.h"
 #include "ipoib_wire.h"
 
@@ -33,6 +34,7 @@
 struct ipng_dev;
 struct ipng_neigh;
 struct ipng_fs_dev;
+struct ipng_cm;
 
 /**
  * enum ipng_mc_join - membership in a multicast group
@@ -123,6 +125,10 @@ struct ipng_mcast_ops {
  *	needs no membership)
  * @repair_gids: called after the interface dropped its address handles
  *	following a port change; may sleep; -EAGAIN: try again later
+ * @cm_path: fill the path record a connected-mode REQ to @dgid carries;
+ *	may sleep; -EAGAIN: not yet, ask again shortly
+ * @cm_retry: transport and RNR retry counts of RC connections (a lossy
+ *	Ethernet needs retries, InfiniBand IPoIB uses none)
  *
  * The rest of the driver never tests the link layer; it calls these.
  */
@@ -137,6 +143,9 @@ struct ipng_fabric_ops {
 	int (*mcast_ah_attr)(struct ipng_dev *ipd, struct ipng_mcast_member *m,
 			     struct rdma_ah_attr *attr);
 	int (*repair_gids)(struct ipng_dev *ipd);
+	int (*cm_path)(struct ipng_dev *ipd, const union ib_gid *dgid,
+		       struct sa_path_rec *rec);
+	u8 cm_retry;
 };
 
 /**
@@ -215,10 +224,13 @@ struct ipng_rx_ring {
  * enum ipng_flags - bits in &ipng_dev.flags
  * @IPNG_F_OPEN: ndo_open ran and ndo_stop has not; the QP is in RTS
  * @IPNG_F_DYING: the port is being removed; no new port work is queued
+ * @IPNG_F_CONNECTED: connected mode: unicast to RC-capable peers goes over
+ *	RC connections (changed under RTNL, read anywhere)
  */
 enum ipng_flags {
 	IPNG_F_OPEN,
 	IPNG_F_DYING,
+	IPNG_F_CONNECTED,
 };
 
 /**
@@ -257,6 +269,12 @@ enum ipng_flags {
  * @bcast_mtu: datagram MTU allowed by the broadcast group, 0 if unknown
  * @bcast_rec: InfiniBand: the broadcast group's MCMemberRecord; other
  *	groups are created with its parameters
+ * @ud_mtu: datagram-mode MTU limit: port MTU capped by the broadcast
+ *	group (changed under RTNL, read anywhere)
+ * @cm: connected-mode state (ipoib_cm.c), NULL where the device has no
+ *	RC support
+ * @cm_send_cq: completion queue of the RC connections' sends
+ * @cm_recv_cq: completion queue of RC receives (SRQ or per connection)
  * @fs: its /proc and debugfs entries (ipoib_fs.c; changed under RTNL)
  *
  * Verbs objects are created before the netdev is registered and destroyed
@@ -304,6 +322,10 @@ struct ipng_dev {
 	enum ib_mtu port_mtu;
 	int bcast_mtu;
 	struct ib_sa_mcmember_rec bcast_rec;
+	int ud_mtu;
+	struct ipng_cm *cm;
+	struct ib_cq *cm_send_cq;
+	struct ib_cq *cm_recv_cq;
 	struct ipng_fs_dev *fs;
 };
 
@@ -352,6 +374,10 @@ void ipng_dev_set_bcast_mtu(struct ipng_dev *ipd, int mtu);
 extern const struct header_ops ipng_header_ops;
 void ipng_ud_send(struct ipng_dev *ipd, struct sk_buff *skb,
 		  struct ipng_ah *ah, u32 qpn);
+void ipng_too_big(struct ipng_dev *ipd, struct sk_buff *skb,
+		  unsigned int mtu);
+bool ipng_tx_room(struct ipng_dev *ipd);
+void ipng_tx_wake(struct ipng_dev *ipd);
 void ipng_ud_cq_event(struct ib_cq *cq, void *context);
 int ipng_ud_init(struct ipng_dev *ipd, u32 send_size, u32 recv_size);
 void ipng_ud_cleanup(struct ipng_dev *ipd);
@@ -455,6 +481,31 @@ void ipng_sa_bcast_defaults(struct ib_sa_mcmember_rec *tmpl, u16 pkey,
 /* ipoib_fabric.c */
 const struct ipng_fabric_ops *ipng_fabric_for_port(struct ib_device *ca,
 						   u32 port);
+
+/* ipoib_cm.c: connected mode */
+int ipng_cm_init(struct ipng_dev *ipd);
+void ipng_cm_cleanup(struct ipng_dev *ipd);
+int ipng_cm_open(struct ipng_dev *ipd);
+void ipng_cm_stop(struct ipng_dev *ipd);
+bool ipng_cm_xmit(struct ipng_dev *ipd, struct sk_buff *skb, u32 qpn,
+		  const union ib_gid *dgid);
+void ipng_cm_flush_tx(struct ipng_dev *ipd);
+int ipng_cm_max_mtu(struct ipng_dev *ipd);
+bool ipng_cm_tx_room(struct ipng_dev *ipd);
+unsigned int ipng_cm_count(struct ipng_dev *ipd);
+void ipng_cm_dump(struct ipng_dev *ipd, struct seq_file *m);
+
+/* ipoib_mode.c: datagram/connected mode and the MTU rules */
+int ipng_mtu_limit(bool connected, int ud_mtu, int cm_mtu);
+int ipng_set_mode(struct ipng_dev *ipd, bool connected,
+		  struct netlink_ext_ack *extack);
+int ipng_change_mtu(struct net_device *ndev, int new_mtu);
+extern const struct attribute_group ipng_mode_group;
+
+static inline bool ipng_connected(const struct ipng_dev *ipd)
+{
+	return test_bit(IPNG_F_CONNECTED, &ipd->flags);
+}
 
 /* ipoib_netlink.c */
 extern struct rtnl_link_ops ipng_link_ops;

@@ -27,6 +27,12 @@
  * @IPNG_STAT_TX_DROP_TOO_BIG: packet larger than the datagram MTU
  * @IPNG_STAT_TX_DROP_POST: the send queue refused the work request
  * @IPNG_STAT_TX_ERRORS: send completions with an error status
+ * @IPNG_STAT_TX_DROP_RING_FULL: send ring (UD or RC) had no free slot
+ * @IPNG_STAT_TX_DROP_CM_QUEUE: queue of a connection being set up full
+ * @IPNG_STAT_TX_CM_FALLBACK: connected mode: unicast sent over UD because
+ *	no RC connection was up (peer not capable, rejected, failed, cap)
+ * @IPNG_STAT_TX_CM_CAP: connections not made because max_connections
+ *	were up
  * @IPNG_STAT_MAX: number of counters
  */
 enum ipng_stat {
@@ -45,6 +51,10 @@ enum ipng_stat {
 	IPNG_STAT_TX_DROP_TOO_BIG,
 	IPNG_STAT_TX_DROP_POST,
 	IPNG_STAT_TX_ERRORS,
+	IPNG_STAT_TX_DROP_RING_FULL,
+	IPNG_STAT_TX_DROP_CM_QUEUE,
+	IPNG_STAT_TX_CM_FALLBACK,
+	IPNG_STAT_TX_CM_CAP,
 	IPNG_STAT_MAX
 };
 

@@ -10,6 +10,7 @@
 
 #include <linux/errno.h>
 #include <linux/in6.h>
+#include <linux/minmax.h>
 #include <linux/string.h>
 #include <linux/types.h>
 #include <asm/unaligned.h>
@@ -214,6 +215,72 @@ static inline int ipng_ud_mtu(enum ib_mtu mtu)
 	if (mtu < IB_MTU_256 || mtu > IB_MTU_4096)
 		return -EINVAL;
 	return ib_mtu_enum_to_int(mtu) - (int)IPNG_HLEN;
+}
+
+/* Connected mode (RFC 4755). */
+#define IPNG_CM_SID_BASE	0x1000000000000000ULL	/* | the UD QPN */
+#define IPNG_CM_MTU		65520	/* largest connected-mode MTU */
+#define IPNG_CM_BUF_LEN		(IPNG_CM_MTU + IPNG_HLEN) /* advertised */
+
+/**
+ * struct ipng_cm_pdata - private data of a CM REQ and REP
+ * @qpn: the sender's UD QPN (top byte reserved)
+ * @buf_len: the largest message the sender receives, header included
+ */
+struct ipng_cm_pdata {
+	__be32 qpn;
+	__be32 buf_len;
+} __packed;
+
+/**
+ * ipng_cm_service_id() - CM service ID of an interface
+ * @qpn: its UD QPN, as in its link address
+ *
+ * Return: the service ID in network byte order.
+ */
+static inline __be64 ipng_cm_service_id(u32 qpn)
+{
+	return cpu_to_be64(IPNG_CM_SID_BASE | (qpn & IPNG_QPN_MASK));
+}
+
+/**
+ * ipng_cm_pdata_build() - fill the private data of a REQ or REP
+ * @pd: result
+ * @qpn: our UD QPN
+ * @buf_len: our receive buffer size (at most IPNG_CM_BUF_LEN)
+ */
+static inline void ipng_cm_pdata_build(struct ipng_cm_pdata *pd, u32 qpn,
+				       u32 buf_len)
+{
+	pd->qpn = cpu_to_be32(qpn & IPNG_QPN_MASK);
+	pd->buf_len = cpu_to_be32(buf_len);
+}
+
+/**
+ * ipng_cm_pdata_parse() - read a peer's REQ or REP private data
+ * @data: the private data
+ * @len: its length
+ * @qpn: the peer's UD QPN
+ * @mtu: the largest IP packet the peer receives: its buffer size less
+ *	the header, capped at IPNG_CM_MTU
+ *
+ * Return: 0, or -EINVAL for data too short or a buffer that cannot hold
+ * a minimal IPv4 packet (68 bytes).
+ */
+static inline int ipng_cm_pdata_parse(const void *data, unsigned int len,
+				      u32 *qpn, u32 *mtu)
+{
+	const struct ipng_cm_pdata *pd = data;
+	u32 buf_len;
+
+	if (!data || len < sizeof(*pd))
+		return -EINVAL;
+	buf_len = be32_to_cpu(pd->buf_len);
+	if (buf_len < IPNG_HLEN + 68)
+		return -EINVAL;
+	*qpn = be32_to_cpu(pd->qpn) & IPNG_QPN_MASK;
+	*mtu = min_t(u32, buf_len - IPNG_HLEN, IPNG_CM_MTU);
+	return 0;
 }
 
 #endif /* IPNG_WIRE_H */

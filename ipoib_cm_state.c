@@ -1,0 +1,189 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Connection state machine of connected mode and the connection cap: pure
+ * logic without verbs, so that KUnit can walk every transition. Which
+ * events are possible in which state follows the CM protocol of the
+ * InfiniBand specification (chapter 12) as IPoIB uses it (RFC 4755):
+ * active side REQ -> REP -> RTU, passive side REQ -> REP -> RTU, either
+ * side DREQ -> DREP.
+ */
+#include <linux/bits.h>
+#include <linux/kernel.h>
+#include <kunit/visibility.h>
+
+#include "ipoib_cm_state.h"
+
+/* Give up, tell the peer nothing more (a REJ goes with the CM ID). */
+#define IPNG_CM_GIVE_UP \
+	(IPNG_CM_ACT_FALLBACK | IPNG_CM_ACT_RELEASE | IPNG_CM_ACT_RETRY_LATER)
+
+static enum ipng_cm_state ipng_cm_step_idle(enum ipng_cm_event event,
+					    unsigned int *actions)
+{
+	switch (event) {
+	case IPNG_CM_EV_REQ_SENT:
+		return IPNG_CM_REQ_SENT;
+	case IPNG_CM_EV_REP_SENT:
+		return IPNG_CM_REP_SENT;
+	case IPNG_CM_EV_SETUP_ERROR:
+		*actions = IPNG_CM_GIVE_UP;
+		return IPNG_CM_FAILED;
+	case IPNG_CM_EV_CLOSE:
+	case IPNG_CM_EV_IDLE:
+		*actions = IPNG_CM_ACT_RELEASE;
+		return IPNG_CM_CLOSING;
+	default:
+		return IPNG_CM_IDLE;
+	}
+}
+
+static enum ipng_cm_state ipng_cm_step_req_sent(enum ipng_cm_event event,
+						unsigned int *actions)
+{
+	switch (event) {
+	case IPNG_CM_EV_REP:
+		*actions = IPNG_CM_ACT_SEND_RTU | IPNG_CM_ACT_FLUSH;
+		return IPNG_CM_LIVE;
+	case IPNG_CM_EV_REJ:
+	case IPNG_CM_EV_TIMEOUT:
+	case IPNG_CM_EV_SETUP_ERROR:
+	case IPNG_CM_EV_QP_ERROR:
+	case IPNG_CM_EV_DREQ:
+		*actions = IPNG_CM_GIVE_UP;
+		return IPNG_CM_FAILED;
+	case IPNG_CM_EV_CLOSE:
+	case IPNG_CM_EV_IDLE:
+		*actions = IPNG_CM_ACT_RELEASE;
+		return IPNG_CM_CLOSING;
+	default:
+		return IPNG_CM_REQ_SENT;
+	}
+}
+
+static enum ipng_cm_state ipng_cm_step_rep_sent(enum ipng_cm_event event,
+						unsigned int *actions)
+{
+	switch (event) {
+	case IPNG_CM_EV_RTU:
+		return IPNG_CM_LIVE;
+	case IPNG_CM_EV_DREQ:
+		*actions = IPNG_CM_ACT_SEND_DREP | IPNG_CM_ACT_RELEASE;
+		return IPNG_CM_CLOSING;
+	case IPNG_CM_EV_REJ:
+	case IPNG_CM_EV_TIMEOUT:
+	case IPNG_CM_EV_SETUP_ERROR:
+	case IPNG_CM_EV_QP_ERROR:
+	case IPNG_CM_EV_CLOSE:
+	case IPNG_CM_EV_IDLE:
+		*actions = IPNG_CM_ACT_RELEASE;
+		return IPNG_CM_CLOSING;
+	default:
+		return IPNG_CM_REP_SENT;
+	}
+}
+
+static enum ipng_cm_state ipng_cm_step_live(enum ipng_cm_event event,
+					    unsigned int *actions)
+{
+	switch (event) {
+	case IPNG_CM_EV_DREQ:
+		*actions = IPNG_CM_ACT_SEND_DREP | IPNG_CM_ACT_RELEASE;
+		return IPNG_CM_CLOSING;
+	case IPNG_CM_EV_QP_ERROR:
+	case IPNG_CM_EV_IDLE:
+	case IPNG_CM_EV_CLOSE:
+		*actions = IPNG_CM_ACT_SEND_DREQ | IPNG_CM_ACT_RELEASE;
+		return IPNG_CM_CLOSING;
+	default:
+		return IPNG_CM_LIVE;
+	}
+}
+
+/**
+ * ipng_cm_step() - feed one event to a connection's state machine
+ * @state: current state
+ * @event: what happened
+ * @actions: set to the IPNG_CM_ACT_* bits the driver must carry out
+ *
+ * Events that cannot happen in @state (a late RTU, a second REP, anything
+ * while closing) change nothing and ask for nothing. A failed active
+ * connection only leaves %IPNG_CM_FAILED when the interface closes it or
+ * it idles out; it has released its resources already.
+ *
+ * Return: the new state.
+ */
+enum ipng_cm_state ipng_cm_step(enum ipng_cm_state state,
+				enum ipng_cm_event event,
+				unsigned int *actions)
+{
+	*actions = 0;
+	switch (state) {
+	case IPNG_CM_IDLE:
+		return ipng_cm_step_idle(event, actions);
+	case IPNG_CM_REQ_SENT:
+		return ipng_cm_step_req_sent(event, actions);
+	case IPNG_CM_REP_SENT:
+		return ipng_cm_step_rep_sent(event, actions);
+	case IPNG_CM_LIVE:
+		return ipng_cm_step_live(event, actions);
+	case IPNG_CM_FAILED:
+		if (event == IPNG_CM_EV_CLOSE || event == IPNG_CM_EV_IDLE)
+			return IPNG_CM_CLOSING;
+		return IPNG_CM_FAILED;
+	default:
+		return state;
+	}
+}
+EXPORT_SYMBOL_IF_KUNIT(ipng_cm_step);
+
+/**
+ * ipng_cm_state_name() - name of a state for debugfs and logs
+ * @state: the state
+ *
+ * Return: a constant string.
+ */
+const char *ipng_cm_state_name(enum ipng_cm_state state)
+{
+	static const char * const names[IPNG_CM_NR_STATES] = {
+		[IPNG_CM_IDLE]		= "idle",
+		[IPNG_CM_REQ_SENT]	= "req_sent",
+		[IPNG_CM_REP_SENT]	= "rep_sent",
+		[IPNG_CM_LIVE]		= "live",
+		[IPNG_CM_CLOSING]	= "closing",
+		[IPNG_CM_FAILED]	= "failed",
+	};
+
+	if ((unsigned int)state >= IPNG_CM_NR_STATES)
+		return "invalid";
+	return names[state];
+}
+EXPORT_SYMBOL_IF_KUNIT(ipng_cm_state_name);
+
+/**
+ * ipng_cm_budget_take() - reserve a connection slot
+ * @b: the budget
+ *
+ * Return: true with a slot taken, false when @b->max slots are in use.
+ */
+bool ipng_cm_budget_take(struct ipng_cm_budget *b)
+{
+	unsigned int max = READ_ONCE(b->max);
+	int c = atomic_read(&b->count);
+
+	do {
+		if (c < 0 || (unsigned int)c >= max)
+			return false;
+	} while (!atomic_try_cmpxchg(&b->count, &c, c + 1));
+	return true;
+}
+EXPORT_SYMBOL_IF_KUNIT(ipng_cm_budget_take);
+
+/**
+ * ipng_cm_budget_return() - give back a slot taken by ipng_cm_budget_take()
+ * @b: the budget
+ */
+void ipng_cm_budget_return(struct ipng_cm_budget *b)
+{
+	atomic_dec(&b->count);
+}
+EXPORT_SYMBOL_IF_KUNIT(ipng_cm_budget_return);
