@@ -35,6 +35,16 @@ if [ -e "$out/.ipoib_ng_built" ]; then
 fi
 [ -r "$tarball" ] || { echo "kernel.sh: $tarball missing (apt-get install linux-source-6.1)" >&2; exit 1; }
 
+# One build of a flavour at a time: a second caller waits for the first
+# and then finds the stamp (a partial build is otherwise wiped and redone).
+mkdir -p "$cache"
+exec 9> "$cache/kernel-$flavour.lock"
+flock 9
+if [ -e "$out/.ipoib_ng_built" ]; then
+	echo "$out"
+	exit 0
+fi
+
 mkdir -p "$cache"
 if [ ! -e "$src/.unpacked" ]; then
 	echo "kernel.sh: unpacking $tarball" >&2
