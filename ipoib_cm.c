@@ -1285,8 +1285,12 @@ static int ipng_cm_req(struct ib_cm_id *id, const struct ib_cm_event *ev)
 	atomic_inc(&cm->req_busy);
 	err = ipng_cm_pdata_parse(ev->private_data,
 				  IB_CM_REQ_PRIVATE_DATA_SIZE, &qpn, &mtu);
-	if (err || !ipng_cm_rx_admit(cm))
+	if (err)
 		goto out;
+	if (!ipng_cm_rx_admit(cm)) {
+		err = -EBUSY;
+		goto out;
+	}
 	rx = kzalloc(sizeof(*rx), GFP_KERNEL);
 	if (!rx) {
 		err = -ENOMEM;
@@ -1447,13 +1451,11 @@ static void ipng_cm_reap_work(struct work_struct *work)
 {
 	struct ipng_cm *cm = container_of(to_delayed_work(work),
 					  struct ipng_cm, reap_work);
-	unsigned long period;
 
+	/* Once a second: a lowered cm_idle_timeout applies at once. */
 	ipng_cm_walk(cm, IPNG_CM_EV_IDLE, ipng_cm_tx_idle, ipng_cm_rx_idle);
-	period = clamp(ipng_cm_timeout() / 4, (unsigned long)HZ,
-		       30UL * HZ);
 	if (READ_ONCE(cm->running))
-		queue_delayed_work(cm->wq, &cm->reap_work, period);
+		queue_delayed_work(cm->wq, &cm->reap_work, HZ);
 }
 
 static void ipng_cm_close_work(struct work_struct *work)
