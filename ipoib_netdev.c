@@ -115,6 +115,10 @@ static void ipng_setup(struct net_device *ndev)
 	ndev->max_mtu		= ipng_ud_mtu(IB_MTU_2048);
 	ndev->mtu		= ndev->max_mtu;
 	ndev->tx_queue_len	= ipng_send_queue_size * 2;
+	/* A packet too big for its way is answered with an ICMP "too big",
+	 * which needs the packet's route.
+	 */
+	netif_keep_dst(ndev);
 	ndev->sysfs_groups[0]	= &ipng_mode_group;
 }
 
