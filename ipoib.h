@@ -405,6 +405,8 @@ void ipng_neighs_flush(struct ipng_dev *ipd);
 void ipng_neighs_age(struct ipng_dev *ipd);
 void ipng_neigh_xmit(struct ipng_dev *ipd, struct sk_buff *skb);
 void ipng_neigh_set_ah(struct ipng_neigh *n, struct ipng_ah *ah);
+void ipng_send_resolved(struct ipng_dev *ipd, struct sk_buff *skb,
+			struct ipng_ah *ah);
 unsigned int ipng_neighs_count(struct ipng_dev *ipd);
 void ipng_neighs_dump(struct ipng_dev *ipd, struct seq_file *m);
 

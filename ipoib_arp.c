@@ -238,10 +238,8 @@ void ipng_path_xmit(struct ipng_dev *ipd, struct sk_buff *skb,
 	struct ipng_path *path;
 	union ib_gid dgid;
 	struct ipng_ah *ah;
-	u32 qpn;
 
 	ipng_addr_gid(daddr, &dgid);
-	qpn = ipng_addr_qpn(daddr);
 
 	path = rhashtable_lookup(&ipd->paths, &dgid, ipng_path_params);
 	if (!path)
@@ -260,8 +258,7 @@ void ipng_path_xmit(struct ipng_dev *ipd, struct sk_buff *skb,
 	if (ah) {
 		if (n)
 			ipng_neigh_set_ah(n, ah);
-		skb_pull(skb, IPNG_ADDR_LEN);
-		ipng_ud_send(ipd, skb, ah, qpn);
+		ipng_send_resolved(ipd, skb, ah);
 	}
 }
 

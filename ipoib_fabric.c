@@ -145,6 +145,47 @@ static int ipng_roce_resolve_path(struct ipng_dev *ipd,
 	return err;
 }
 
+/* RoCE IPoIB's packet lifetime for RC: ACK timeout about half a second. */
+#define IPNG_ROCE_PACKET_LIFE	16
+
+/*
+ * No SA to ask: a RoCE path record for the CM is the address vector of a
+ * datagram (GRH from our address GID, destination MAC), marked as
+ * resolved so that ib_cm does not route it again.
+ */
+static int ipng_roce_cm_path(struct ipng_dev *ipd, const union ib_gid *dgid,
+			     struct sa_path_rec *rec)
+{
+	const struct ib_gid_attr *sgid_attr;
+	struct rdma_ah_attr attr;
+	int err;
+
+	err = ipng_roce_resolve_path(ipd, dgid, &attr);
+	if (err)
+		return err;
+	sgid_attr = rdma_get_gid_attr(ipd->ca, ipd->port,
+				      ipng_roce_addr_gid_index(ipd));
+	if (IS_ERR(sgid_attr))
+		return PTR_ERR(sgid_attr);
+	memset(rec, 0, sizeof(*rec));
+	rec->rec_type = sa_conv_gid_to_pathrec_type(sgid_attr->gid_type);
+	rec->sgid = sgid_attr->gid;
+	rdma_put_gid_attr(sgid_attr);
+	rec->dgid = *dgid;
+	rec->hop_limit = rdma_ah_read_grh(&attr)->hop_limit;
+	rec->reversible = 1;
+	rec->pkey = cpu_to_be16(0xffff);
+	rec->mtu_selector = IB_SA_EQ;
+	rec->mtu = READ_ONCE(ipd->port_mtu);
+	rec->rate_selector = IB_SA_EQ;
+	rec->rate = IB_RATE_PORT_CURRENT;
+	rec->packet_life_time_selector = IB_SA_EQ;
+	rec->packet_life_time = IPNG_ROCE_PACKET_LIFE;
+	sa_path_set_dmac(rec, attr.roce.dmac);
+	rec->roce.route_resolved = true;
+	return 0;
+}
+
 /* ifindex of the Ethernet device under our address GID, or 0. */
 static int ipng_roce_lower_ifindex(struct ipng_dev *ipd)
 {
@@ -249,6 +290,8 @@ static const struct ipng_fabric_ops ipng_fabric_roce = {
 	.mcast_join	= ipng_roce_mcast_join,
 	.mcast_leave	= ipng_roce_mcast_leave,
 	.repair_gids	= ipng_roce_repair_gids,
+	.cm_path	= ipng_roce_cm_path,
+	.cm_retry	= 7,
 };
 
 /**

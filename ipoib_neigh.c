@@ -120,6 +120,33 @@ void ipng_neigh_set_ah(struct ipng_neigh *n, struct ipng_ah *ah)
 }
 
 /**
+ * ipng_send_resolved() - send to a destination whose handle is known
+ * @ipd: interface
+ * @skb: packet starting with the 24-byte link header; consumed
+ * @ah: the destination's address handle
+ *
+ * Transmit context. In connected mode unicast to an RC-capable peer goes
+ * over its connection; everything else, and what connected mode hands
+ * back, over UD.
+ */
+void ipng_send_resolved(struct ipng_dev *ipd, struct sk_buff *skb,
+			struct ipng_ah *ah)
+{
+	const u8 *daddr = skb->data;
+	u32 qpn = ipng_addr_qpn(daddr);
+	union ib_gid dgid;
+
+	if (ipng_connected(ipd) && (ipng_addr_flags(daddr) & IPNG_FLAG_RC) &&
+	    !ipng_addr_is_mcast(daddr)) {
+		ipng_addr_gid(daddr, &dgid);
+		if (ipng_cm_xmit(ipd, skb, qpn, &dgid))
+			return;
+	}
+	skb_pull(skb, IPNG_ADDR_LEN);
+	ipng_ud_send(ipd, skb, ah, qpn);
+}
+
+/**
  * ipng_neigh_xmit() - send a packet to the address in its link header
  * @ipd: interface
  * @skb: packet starting with the 24-byte link header; consumed
@@ -153,8 +180,7 @@ void ipng_neigh_xmit(struct ipng_dev *ipd, struct sk_buff *skb)
 			WRITE_ONCE(n->flags, ipng_addr_flags(daddr));
 		ah = rcu_dereference(n->ah);
 		if (likely(ah)) {
-			skb_pull(skb, IPNG_ADDR_LEN);
-			ipng_ud_send(ipd, skb, ah, key.qpn);
+			ipng_send_resolved(ipd, skb, ah);
 			rcu_read_unlock();
 			return;
 		}

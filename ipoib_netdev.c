@@ -20,6 +20,7 @@ static int ipng_open(struct net_device *ndev)
 	if (err)
 		return err;
 	set_bit(IPNG_F_OPEN, &ipd->flags);
+	ipng_cm_open(ipd);
 	ipng_paths_start(ipd);
 	ipng_mcast_start(ipd);
 	netif_start_queue(ndev);
@@ -36,6 +37,7 @@ static int ipng_stop(struct net_device *ndev)
 		return 0;
 	ipng_mcast_stop(ipd);
 	ipng_paths_stop(ipd);
+	ipng_cm_stop(ipd);
 	ipng_ib_stop(ipd);
 	return 0;
 }
@@ -143,7 +145,8 @@ static void ipng_read_port(struct ipng_dev *ipd, struct ipng_port_view *view)
 	index = ipd->fabric->addr_gid_index(ipd);
 	if (rdma_query_gid(ipd->ca, ipd->port, index, &gid))
 		memset(&gid, 0, sizeof(gid));
-	ipng_addr_build(view->addr, 0, ipd->qp->qp_num, &gid);
+	ipng_addr_build(view->addr, ipd->cm ? IPNG_FLAG_RC : 0,
+			ipd->qp->qp_num, &gid);
 }
 
 /*
@@ -179,6 +182,8 @@ static void ipng_apply_port(struct ipng_dev *ipd,
 		ASSERT_RTNL();
 	if (view->mtu > 0 && ipd->bcast_mtu > 0)
 		view->mtu = min(view->mtu, ipd->bcast_mtu);
+	if (view->mtu > 0)
+		WRITE_ONCE(ipd->ud_mtu, view->mtu);
 	if (view->mtu > 0 && view->mtu != ndev->max_mtu)
 		ipng_set_max_mtu(ndev, view->mtu);
 	if (memcmp(view->addr, ndev->dev_addr, IPNG_ADDR_LEN)) {
@@ -210,6 +215,7 @@ static void ipng_port_work(struct work_struct *work)
 	 * the subnet manager may have forgotten our groups.
 	 */
 	ipng_paths_flush(ipd);
+	ipng_cm_flush_tx(ipd);
 	ipng_mcast_rejoin(ipd->mcast);
 	ipd->repair_tries = 0;
 	if (!test_bit(IPNG_F_DYING, &ipd->flags))
@@ -285,6 +291,8 @@ void ipng_dev_set_bcast_mtu(struct ipng_dev *ipd, int mtu)
 	max = ipng_ud_mtu(READ_ONCE(ipd->port_mtu));
 	if (max > 0 && mtu > 0)
 		max = min(max, mtu);
+	if (max > 0)
+		WRITE_ONCE(ipd->ud_mtu, max);
 	if (max > 0 && max != ndev->max_mtu)
 		ipng_set_max_mtu(ndev, max);
 	rtnl_unlock();
@@ -362,6 +370,9 @@ struct ipng_dev *ipng_dev_create(struct ib_device *ca, u32 port,
 	err = ipng_ib_init(ipd);
 	if (err)
 		goto err_mcast;
+	err = ipng_cm_init(ipd);
+	if (err)
+		goto err_ib;
 	ipng_read_port(ipd, &view);
 	ipng_apply_port(ipd, &view);
 	netif_carrier_off(ndev);
@@ -377,6 +388,7 @@ struct ipng_dev *ipng_dev_create(struct ib_device *ca, u32 port,
 	return ipd;
 
 err_ib:
+	ipng_cm_cleanup(ipd);
 	ipng_ib_cleanup(ipd);
 err_mcast:
 	ipng_mcast_cleanup(ipd);
@@ -413,6 +425,7 @@ void ipng_dev_destroy(struct ipng_dev *ipd)
 	ipng_mcast_cleanup(ipd);
 	ipng_paths_cleanup(ipd);
 	ipng_neighs_cleanup(ipd);
+	ipng_cm_cleanup(ipd);
 	ipng_ib_cleanup(ipd);
 	free_percpu(ipd->stats);
 	free_netdev(ndev);

@@ -193,12 +193,9 @@ static bool ipng_ib_carried_by(struct ipng_dev *ipd, struct net_device *ndev)
 	return false;
 }
 
-/*
- * Multicast destinations come from the group's membership; unicast ones
- * from a PathRecord query (the SA times it out, the path cache retries).
- */
-static int ipng_ib_resolve_path(struct ipng_dev *ipd, const union ib_gid *dgid,
-				struct rdma_ah_attr *attr)
+/* Ask the SA for the path from our port GID to @dgid; sleeps. */
+static int ipng_sa_path_get(struct ipng_dev *ipd, const union ib_gid *dgid,
+			    struct sa_path_rec *rec)
 {
 	struct ipng_sa_path_wait *w;
 	struct ib_sa_query *query;
@@ -206,9 +203,6 @@ static int ipng_ib_resolve_path(struct ipng_dev *ipd, const union ib_gid *dgid,
 	ib_sa_comp_mask mask;
 	union ib_gid sgid;
 	int err;
-
-	if (dgid->raw[0] == 0xff)
-		return ipng_mcast_sendonly(ipd->mcast, dgid, attr);
 
 	err = rdma_query_gid(ipd->ca, ipd->port, 0, &sgid);
 	if (err)
@@ -224,10 +218,35 @@ static int ipng_ib_resolve_path(struct ipng_dev *ipd, const union ib_gid *dgid,
 	if (err < 0)
 		goto out;
 	wait_for_completion(&w->done);
-	err = w->status ?: ipng_sa_path_to_ah(&w->rec, ipd->port, 0, attr);
+	err = w->status;
+	if (!err)
+		*rec = w->rec;
 out:
 	kfree(w);
 	return err;
+}
+
+/*
+ * Multicast destinations come from the group's membership; unicast ones
+ * from a PathRecord query (the SA times it out, the path cache retries).
+ */
+static int ipng_ib_resolve_path(struct ipng_dev *ipd, const union ib_gid *dgid,
+				struct rdma_ah_attr *attr)
+{
+	struct sa_path_rec rec;
+	int err;
+
+	if (dgid->raw[0] == 0xff)
+		return ipng_mcast_sendonly(ipd->mcast, dgid, attr);
+	err = ipng_sa_path_get(ipd, dgid, &rec);
+	return err ?: ipng_sa_path_to_ah(&rec, ipd->port, 0, attr);
+}
+
+/* A connected-mode REQ carries the SA's PathRecord as it is. */
+static int ipng_ib_cm_path(struct ipng_dev *ipd, const union ib_gid *dgid,
+			   struct sa_path_rec *rec)
+{
+	return ipng_sa_path_get(ipd, dgid, rec);
 }
 
 /* --- MCMemberRecord joins --- */
@@ -419,4 +438,6 @@ const struct ipng_fabric_ops ipng_fabric_ib = {
 	.mcast_leave	= ipng_ib_mcast_leave,
 	.mcast_ah_attr	= ipng_ib_mcast_ah_attr,
 	.repair_gids	= ipng_ib_repair_gids,
+	.cm_path	= ipng_ib_cm_path,
+	.cm_retry	= 0,
 };

@@ -24,9 +24,9 @@ const char * const ipng_stat_names[IPNG_STAT_MAX] = {
 	[IPNG_STAT_TX_DROP_POST]	= "tx_drop_post_failed",
 	[IPNG_STAT_TX_ERRORS]		= "tx_completion_errors",
 	[IPNG_STAT_TX_DROP_RING_FULL]	= "tx_drop_ring_full",
-	[IPNG_STAT_TX_DROP_CM_QUEUE]	= "tx_drop_cm_queue_full",
+	[IPNG_STAT_TX_DROP_CM_QUEUE]	= "tx_drop_cm_queue",
 	[IPNG_STAT_TX_CM_FALLBACK]	= "tx_cm_fallback",
-	[IPNG_STAT_TX_CM_CAP]		= "tx_cm_cap_reached",
+	[IPNG_STAT_CM_CAP]		= "cm_cap_reached",
 };
 
 /**

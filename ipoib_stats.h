@@ -28,11 +28,12 @@
  * @IPNG_STAT_TX_DROP_POST: the send queue refused the work request
  * @IPNG_STAT_TX_ERRORS: send completions with an error status
  * @IPNG_STAT_TX_DROP_RING_FULL: send ring (UD or RC) had no free slot
- * @IPNG_STAT_TX_DROP_CM_QUEUE: queue of a connection being set up full
+ * @IPNG_STAT_TX_DROP_CM_QUEUE: dropped while waiting for a connection
+ *	(its queue was full, or it closed before coming up)
  * @IPNG_STAT_TX_CM_FALLBACK: connected mode: unicast sent over UD because
  *	no RC connection was up (peer not capable, rejected, failed, cap)
- * @IPNG_STAT_TX_CM_CAP: connections not made because max_connections
- *	were up
+ * @IPNG_STAT_CM_CAP: connections not made or refused because
+ *	max_connections were up
  * @IPNG_STAT_MAX: number of counters
  */
 enum ipng_stat {
@@ -54,7 +55,7 @@ enum ipng_stat {
 	IPNG_STAT_TX_DROP_RING_FULL,
 	IPNG_STAT_TX_DROP_CM_QUEUE,
 	IPNG_STAT_TX_CM_FALLBACK,
-	IPNG_STAT_TX_CM_CAP,
+	IPNG_STAT_CM_CAP,
 	IPNG_STAT_MAX
 };
 
@@ -88,6 +89,20 @@ static inline void ipng_stat_add(struct ipng_pcpu_stats __percpu *stats,
 	u64_stats_update_begin(&s->syncp);
 	u64_stats_add(&s->cnt[stat], val);
 	u64_stats_update_end(&s->syncp);
+}
+
+/**
+ * ipng_stat_add_bh() - ipng_stat_add() from process context
+ * @stats: the interface's per-CPU counters
+ * @stat: which counter
+ * @val: amount
+ */
+static inline void ipng_stat_add_bh(struct ipng_pcpu_stats __percpu *stats,
+				    enum ipng_stat stat, u64 val)
+{
+	local_bh_disable();
+	ipng_stat_add(stats, stat, val);
+	local_bh_enable();
 }
 
 void ipng_stats_sum(struct ipng_pcpu_stats __percpu *stats,

@@ -11,15 +11,25 @@
 #include <linux/etherdevice.h>
 #include <linux/if_ether.h>
 #include <linux/ipv6.h>
+#include <net/icmp.h>
+#include <net/ip.h>
+#include <linux/icmpv6.h>
 #include <rdma/ib_cache.h>
 #include <rdma/ib_pack.h>
 
 #include "ipoib.h"
 
-/* Receive buffers hold the 40-byte GRH area, the header and the payload. */
+/*
+ * Receive buffers hold the 40-byte GRH area, the header and the largest
+ * datagram the port carries.
+ */
 static u32 ipng_rx_buf_len(struct ipng_dev *ipd)
 {
-	return IB_GRH_BYTES + IPNG_HLEN + ipd->ndev->max_mtu;
+	int mtu = READ_ONCE(ipd->ud_mtu);
+
+	if (mtu <= 0)
+		mtu = ipng_ud_mtu(IB_MTU_4096);
+	return IB_GRH_BYTES + IPNG_HLEN + mtu;
 }
 
 /*
@@ -71,6 +81,72 @@ static struct sk_buff *ipng_take_slot(struct ipng_dev *ipd,
 
 /* ---- send ---- */
 
+static bool ipng_ud_room(struct ipng_dev *ipd)
+{
+	struct ipng_tx_ring *tx = &ipd->tx;
+
+	return READ_ONCE(tx->head) - READ_ONCE(tx->tail) < tx->size - 1;
+}
+
+/**
+ * ipng_tx_room() - whether the next packet finds a free send slot
+ * @ipd: interface
+ *
+ * The one transmit queue feeds the UD ring and the RC connections; it runs
+ * only while both have room.
+ *
+ * Return: true if both have room.
+ */
+bool ipng_tx_room(struct ipng_dev *ipd)
+{
+	return ipng_ud_room(ipd) && ipng_cm_tx_room(ipd);
+}
+
+/**
+ * ipng_tx_wake() - restart the transmit queue after send completions
+ * @ipd: interface
+ *
+ * NAPI context, after a completion freed a slot.
+ */
+void ipng_tx_wake(struct ipng_dev *ipd)
+{
+	/* Order the freed slot before reading the queue state; pairs with
+	 * the barrier after netif_stop_queue() in the send paths.
+	 */
+	smp_mb();
+	if (netif_queue_stopped(ipd->ndev) &&
+	    test_bit(IPNG_F_OPEN, &ipd->flags) && ipng_tx_room(ipd))
+		netif_wake_queue(ipd->ndev);
+}
+
+/**
+ * ipng_too_big() - refuse a packet larger than the way it must take
+ * @ipd: interface
+ * @skb: the packet (IPoIB header first); consumed
+ * @mtu: the largest packet that way carries
+ *
+ * The sender learns the limit from an ICMP "fragmentation needed" or
+ * ICMPv6 "packet too big", so TCP lowers its segment size. Transmit
+ * context.
+ */
+void ipng_too_big(struct ipng_dev *ipd, struct sk_buff *skb,
+		  unsigned int mtu)
+{
+	ipng_stat_add(ipd->stats, IPNG_STAT_TX_DROP_TOO_BIG, 1);
+	skb_pull(skb, IPNG_HLEN);
+	if (skb->protocol == htons(ETH_P_IP) &&
+	    pskb_network_may_pull(skb, sizeof(struct iphdr))) {
+		skb_dst_update_pmtu_no_confirm(skb, mtu);
+		icmp_ndo_send(skb, ICMP_DEST_UNREACH, ICMP_FRAG_NEEDED,
+			      htonl(mtu));
+	} else if (skb->protocol == htons(ETH_P_IPV6) &&
+		   pskb_network_may_pull(skb, sizeof(struct ipv6hdr))) {
+		skb_dst_update_pmtu_no_confirm(skb, mtu);
+		icmpv6_ndo_send(skb, ICMPV6_PKT_TOOBIG, 0, mtu);
+	}
+	dev_kfree_skb_any(skb);
+}
+
 /**
  * ipng_ud_send() - post one packet on the UD send queue
  * @ipd: interface
@@ -100,8 +176,18 @@ void ipng_ud_send(struct ipng_dev *ipd, struct sk_buff *skb,
 		.remote_qpn	= qpn,
 		.remote_qkey	= READ_ONCE(ipd->qkey),
 	};
+	int mtu = READ_ONCE(ipd->ud_mtu);
 	u64 dma;
 
+	if (unlikely(mtu > 0 && skb->len - IPNG_HLEN > mtu)) {
+		ipng_too_big(ipd, skb, mtu);
+		return;
+	}
+	if (unlikely(!ipng_ud_room(ipd))) {
+		ipng_stat_add(ipd->stats, IPNG_STAT_TX_DROP_RING_FULL, 1);
+		dev_kfree_skb_any(skb);
+		return;
+	}
 	if (skb_linearize(skb))
 		goto drop;
 	dma = ib_dma_map_single(ipd->ca, skb->data, skb->len, DMA_TO_DEVICE);
@@ -122,13 +208,13 @@ void ipng_ud_send(struct ipng_dev *ipd, struct sk_buff *skb,
 	skb_tx_timestamp(skb);
 	/* The slot is filled before the completion side can see it used. */
 	smp_store_release(&tx->head, tx->head + 1);
-	if (tx->head - READ_ONCE(tx->tail) >= tx->size - 1) {
+	if (!ipng_tx_room(ipd)) {
 		netif_stop_queue(ipd->ndev);
-		/* Order the stop before re-reading the tail; pairs with the
-		 * barrier in ipng_tx_done(), which may have freed slots.
+		/* Order the stop before re-reading the rings; pairs with the
+		 * barrier in ipng_tx_wake(), which may have freed slots.
 		 */
 		smp_mb();
-		if (tx->head - READ_ONCE(tx->tail) < tx->size - 1)
+		if (ipng_tx_room(ipd))
 			netif_wake_queue(ipd->ndev);
 	}
 	return;
@@ -159,14 +245,7 @@ static void ipng_tx_done(struct ib_cq *cq, struct ib_wc *wc)
 
 	/* The slot is free before the transmit path can see it free. */
 	smp_store_release(&tx->tail, tx->tail + 1);
-	/* Order the tail update before reading the queue state; pairs with
-	 * the barrier in ipng_ud_send().
-	 */
-	smp_mb();
-	if (netif_queue_stopped(ipd->ndev) &&
-	    test_bit(IPNG_F_OPEN, &ipd->flags) &&
-	    READ_ONCE(tx->head) - tx->tail <= tx->size / 2)
-		netif_wake_queue(ipd->ndev);
+	ipng_tx_wake(ipd);
 }
 
 /* ---- receive ---- */
@@ -229,12 +308,6 @@ static bool ipng_rx_gids(struct ipng_dev *ipd, struct ib_wc *wc,
 	else
 		type = ib_get_rdma_header_version(hdr);
 	return !ib_get_gids_from_rdma_hdr(hdr, type, sgid, dgid);
-}
-
-static bool ipng_proto_known(__be16 proto)
-{
-	return proto == htons(ETH_P_IP) || proto == htons(ETH_P_IPV6) ||
-	       proto == htons(ETH_P_ARP);
 }
 
 /*
@@ -350,6 +423,13 @@ static int ipng_poll_cq(struct ipng_dev *ipd, struct ib_cq *cq, int budget)
 	return done;
 }
 
+/* Re-arm @cq (if any); true if completions arrived meanwhile. */
+static bool ipng_rearm(struct ib_cq *cq)
+{
+	return cq && ib_req_notify_cq(cq, IB_CQ_NEXT_COMP |
+				      IB_CQ_REPORT_MISSED_EVENTS) > 0;
+}
+
 static int ipng_napi_poll(struct napi_struct *napi, int budget)
 {
 	struct ipng_dev *ipd = container_of(napi, struct ipng_dev, napi);
@@ -357,16 +437,18 @@ static int ipng_napi_poll(struct napi_struct *napi, int budget)
 
 	/* Send completions are cheap and free ring slots: take them all. */
 	ipng_poll_cq(ipd, ipd->send_cq, INT_MAX);
+	if (ipd->cm_send_cq)
+		ipng_poll_cq(ipd, ipd->cm_send_cq, INT_MAX);
 	done = ipng_poll_cq(ipd, ipd->recv_cq, budget);
+	if (ipd->cm_recv_cq && done < budget)
+		done += ipng_poll_cq(ipd, ipd->cm_recv_cq, budget - done);
 	if (done >= budget)
 		return budget;
 
 	if (napi_complete_done(napi, done)) {
 		/* A completion that raced with the re-arm is not lost. */
-		if (ib_req_notify_cq(ipd->recv_cq, IB_CQ_NEXT_COMP |
-				     IB_CQ_REPORT_MISSED_EVENTS) > 0 ||
-		    ib_req_notify_cq(ipd->send_cq, IB_CQ_NEXT_COMP |
-				     IB_CQ_REPORT_MISSED_EVENTS) > 0)
+		if (ipng_rearm(ipd->recv_cq) || ipng_rearm(ipd->send_cq) ||
+		    ipng_rearm(ipd->cm_recv_cq) || ipng_rearm(ipd->cm_send_cq))
 			napi_schedule(napi);
 	}
 	return done;
@@ -497,6 +579,11 @@ void ipng_ud_stop(struct ipng_dev *ipd)
 	napi_disable(&ipd->napi);
 	ipng_discard_cq(ipd, ipd->recv_cq);
 	ipng_discard_cq(ipd, ipd->send_cq);
+	/* ipng_cm_stop() drained the connections; nothing is left there. */
+	if (ipd->cm_recv_cq)
+		ipng_discard_cq(ipd, ipd->cm_recv_cq);
+	if (ipd->cm_send_cq)
+		ipng_discard_cq(ipd, ipd->cm_send_cq);
 	ipng_free_slots(ipd, ipd->rx.slots, ipd->rx.size, DMA_FROM_DEVICE);
 	ipng_free_slots(ipd, ipd->tx.slots, ipd->tx.size, DMA_TO_DEVICE);
 }

@@ -9,6 +9,7 @@
 #define IPNG_WIRE_H
 
 #include <linux/errno.h>
+#include <linux/if_ether.h>
 #include <linux/in6.h>
 #include <linux/minmax.h>
 #include <linux/string.h>
@@ -215,6 +216,18 @@ static inline int ipng_ud_mtu(enum ib_mtu mtu)
 	if (mtu < IB_MTU_256 || mtu > IB_MTU_4096)
 		return -EINVAL;
 	return ib_mtu_enum_to_int(mtu) - (int)IPNG_HLEN;
+}
+
+/**
+ * ipng_proto_known() - whether IPoIB carries this EtherType
+ * @proto: EtherType from the encapsulation header
+ *
+ * Return: true for IPv4, ARP and IPv6.
+ */
+static inline bool ipng_proto_known(__be16 proto)
+{
+	return proto == htons(ETH_P_IP) || proto == htons(ETH_P_IPV6) ||
+	       proto == htons(ETH_P_ARP);
 }
 
 /* Connected mode (RFC 4755). */
