@@ -200,6 +200,7 @@ struct ipng_cm {
  * @connect_work: sets the connection up
  * @release_work: destroys its verbs objects; frees it once closing
  * @error_work: feeds a QP error to the state machine
+ * @retry_work: closes a failed entry whose retry time has come
  * @list: in &ipng_cm.tx_list
  * @walk: in the list of a walk on the workqueue
  * @rcu: frees it after transmitters are done with it
@@ -224,6 +225,7 @@ struct ipng_cm_tx {
 	struct work_struct connect_work;
 	struct work_struct release_work;
 	struct work_struct error_work;
+	struct work_struct retry_work;
 	struct list_head list;
 	struct list_head walk;
 	struct rcu_head rcu;
@@ -713,6 +715,14 @@ static void ipng_cm_tx_error_work(struct work_struct *work)
 	ipng_cm_tx_event(tx, IPNG_CM_EV_QP_ERROR);
 }
 
+static void ipng_cm_tx_retry_work(struct work_struct *work)
+{
+	struct ipng_cm_tx *tx = container_of(work, struct ipng_cm_tx,
+					     retry_work);
+
+	ipng_cm_tx_event(tx, IPNG_CM_EV_CLOSE);
+}
+
 static void ipng_cm_tx_qp_event(struct ib_event *event, void *context)
 {
 	struct ipng_cm_tx *tx = context;
@@ -944,6 +954,7 @@ static void ipng_cm_tx_release_work(struct work_struct *work)
 		tx->qp = NULL;
 	}
 	cancel_work_sync(&tx->error_work);
+	cancel_work_sync(&tx->retry_work);
 
 	netif_tx_lock_bh(ipd->ndev);
 	dropped = skb_queue_len(&tx->queue);
@@ -981,6 +992,7 @@ static struct ipng_cm_tx *ipng_cm_tx_new(struct ipng_cm *cm,
 	INIT_WORK(&tx->connect_work, ipng_cm_tx_connect_work);
 	INIT_WORK(&tx->release_work, ipng_cm_tx_release_work);
 	INIT_WORK(&tx->error_work, ipng_cm_tx_error_work);
+	INIT_WORK(&tx->retry_work, ipng_cm_tx_retry_work);
 
 	spin_lock(&cm->lock);
 	if (!cm->running) {
@@ -1027,7 +1039,6 @@ bool ipng_cm_xmit(struct ipng_dev *ipd, struct sk_buff *skb, u32 qpn,
 		  const union ib_gid *dgid)
 {
 	struct ipng_cm *cm = ipd->cm;
-	enum ipng_cm_state state, old;
 	struct ipng_cm_key key;
 	struct ipng_cm_tx *tx;
 	bool sent = true;
@@ -1048,8 +1059,7 @@ bool ipng_cm_xmit(struct ipng_dev *ipd, struct sk_buff *skb, u32 qpn,
 	}
 	if (time_after(jiffies, READ_ONCE(tx->last_used)))
 		WRITE_ONCE(tx->last_used, jiffies);
-	state = tx->state;
-	switch (state) {
+	switch (tx->state) {
 	case IPNG_CM_LIVE:
 		ipng_cm_send(tx, skb);
 		break;
@@ -1063,13 +1073,11 @@ bool ipng_cm_xmit(struct ipng_dev *ipd, struct sk_buff *skb, u32 qpn,
 		}
 		break;
 	case IPNG_CM_FAILED:
-		/* Time to try again: forget the entry, the next packet
-		 * makes a new one.
+		/* Time to try again: the entry goes (on the workqueue, where
+		 * releases are ordered), a later packet makes a new one.
 		 */
-		if (time_after(jiffies, tx->retry_at)) {
-			ipng_cm_tx_step_locked(tx, IPNG_CM_EV_CLOSE, &old);
-			queue_work(cm->wq, &tx->release_work);
-		}
+		if (time_after(jiffies, tx->retry_at))
+			queue_work(cm->wq, &tx->retry_work);
 		fallthrough;
 	default:
 		sent = false;
@@ -1113,15 +1121,24 @@ static void ipng_cm_rx_drained(struct ib_cq *cq, struct ib_wc *wc)
 	complete(&rx->drained);
 }
 
+/* Stop @rx's QP: no receive and no QP event (COMM_EST) after this. */
+static void ipng_cm_rx_error(struct ipng_cm_rx *rx)
+{
+	struct ib_qp_attr attr = { .qp_state = IB_QPS_ERR };
+
+	if (ib_modify_qp(rx->qp, &attr, IB_QP_STATE))
+		netdev_warn(rx->cm->ipd->ndev, "RC QP %u: cannot move to error\n",
+			    rx->qp->qp_num);
+}
+
 /*
- * Wait until no completion of @rx's QP can still be ahead: a marker send
- * posted after the move to the error state flushes into the same CQ as
- * its receives; without an SRQ, its own receives flush as well.
+ * Wait until no completion of @rx's stopped QP can still be ahead: a
+ * marker send flushes into the same CQ as its receives; without an SRQ,
+ * its own receives flush as well.
  */
 static void ipng_cm_rx_drain(struct ipng_cm_rx *rx)
 {
 	struct ipng_cm *cm = rx->cm;
-	struct ib_qp_attr attr = { .qp_state = IB_QPS_ERR };
 	struct ib_send_wr wr = {
 		.wr_cqe		= &rx->drain_cqe,
 		.opcode		= IB_WR_SEND,
@@ -1129,9 +1146,6 @@ static void ipng_cm_rx_drain(struct ipng_cm_rx *rx)
 	};
 	struct net_device *ndev = cm->ipd->ndev;
 
-	if (ib_modify_qp(rx->qp, &attr, IB_QP_STATE))
-		netdev_warn(ndev, "RC QP %u: cannot move to error\n",
-			    rx->qp->qp_num);
 	if (ib_post_send(rx->qp, &wr, NULL) ||
 	    !wait_for_completion_timeout(&rx->drained, IPNG_CM_DRAIN_TIMEOUT))
 		netdev_warn(ndev, "RC QP %u: drain marker lost\n",
@@ -1161,6 +1175,7 @@ static void ipng_cm_rx_release_work(struct work_struct *work)
 					     release_work);
 	struct ipng_cm *cm = rx->cm;
 
+	ipng_cm_rx_error(rx);
 	/* No CM callback after this; a live peer gets a DREQ or REJ. */
 	ib_destroy_cm_id(rx->id);
 	rx->id = NULL;
@@ -1246,7 +1261,7 @@ static int ipng_cm_req(struct ib_cm_id *id, const struct ib_cm_event *ev)
 	struct ipng_dev *ipd = cm->ipd;
 	struct ipng_cm_rx *rx;
 	bool listed = false;
-	u32 qpn, mtu;
+	u32 qpn = 0, mtu;
 	int err;
 
 	atomic_inc(&cm->req_busy);
@@ -1312,8 +1327,10 @@ static int ipng_cm_req(struct ib_cm_id *id, const struct ib_cm_event *ev)
 
 err_free:
 	id->context = cm;
-	if (rx->qp)
+	if (rx->qp) {
+		ipng_cm_rx_error(rx);
 		ipng_cm_rx_drain(rx);
+	}
 	ipng_cm_rx_free(rx);
 out:
 	if (err)
@@ -1548,7 +1565,7 @@ int ipng_cm_open(struct ipng_dev *ipd)
 void ipng_cm_stop(struct ipng_dev *ipd)
 {
 	struct ipng_cm *cm = ipd->cm;
-	bool empty;
+	bool empty = false;
 	int i;
 
 	if (!cm || !cm->listen)

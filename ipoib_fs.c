@@ -55,11 +55,18 @@ static int ipng_fs_mcast_show(struct seq_file *m, void *v)
 	return 0;
 }
 
+static int ipng_fs_cm_show(struct seq_file *m, void *v)
+{
+	ipng_cm_dump(m->private, m);
+	return 0;
+}
+
 /* Every interface directory holds one file per entry. */
 static const struct ipng_debugfs_file ipng_debugfs_files[] = {
 	{ "paths", ipng_fs_paths_show },
 	{ "neigh", ipng_fs_neigh_show },
 	{ "mcast", ipng_fs_mcast_show },
+	{ "cm", ipng_fs_cm_show },
 };
 
 /**

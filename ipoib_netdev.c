@@ -86,7 +86,9 @@ static void ipng_get_stats64(struct net_device *ndev,
 			 c[IPNG_STAT_TX_DROP_QUEUE_FULL] +
 			 c[IPNG_STAT_TX_DROP_BAD_HEADER] +
 			 c[IPNG_STAT_TX_DROP_TOO_BIG] +
-			 c[IPNG_STAT_TX_DROP_POST];
+			 c[IPNG_STAT_TX_DROP_POST] +
+			 c[IPNG_STAT_TX_DROP_RING_FULL] +
+			 c[IPNG_STAT_TX_DROP_CM_QUEUE];
 }
 
 static const struct net_device_ops ipng_netdev_ops = {
