@@ -31,8 +31,8 @@ CM_MTU=65520
 UD_MTU=0
 PEER_HEX='' PEER_QPN='' PEER_GID_RE=''
 # Every counter connected mode adds to ethtool -S, and the two reused.
-CM_COUNTERS=(tx_drop_too_big tx_drop_ring_full tx_drop_cm_queue_full
-	tx_cm_fallback tx_cm_cap_reached)
+CM_COUNTERS=(tx_drop_too_big tx_drop_ring_full tx_drop_cm_queue
+	tx_cm_fallback cm_cap_reached)
 STATES='idle|req_sent|rep_sent|live|closing|failed'
 # Counted by "connections:": live or being set up.
 COUNTED='idle|req_sent|rep_sent|live'
@@ -447,15 +447,15 @@ t_reap() {
 # vm1 with max_connections=0: pings still answered, over UD, and counted.
 t_cap() {
 	local cap0 cap1 fb0 fb1 rc=0
-	cap0=$(ethstat tx_cm_cap_reached)
+	cap0=$(ethstat cm_cap_reached)
 	fb0=$(ethstat tx_cm_fallback)
 	echo 0 > $PARAM/max_connections || return 1
 	expect_eq "$(cat $PARAM/max_connections)" 0 max_connections || rc=1
 	ping_all 3 "$PEERIP" || rc=1
-	cap1=$(ethstat tx_cm_cap_reached)
+	cap1=$(ethstat cm_cap_reached)
 	fb1=$(ethstat tx_cm_fallback)
-	echo "tx_cm_cap_reached $cap0 -> $cap1, tx_cm_fallback $fb0 -> $fb1"
-	[ $((cap1 - cap0)) -ge 1 ] || { echo "tx_cm_cap_reached did not move"; rc=1; }
+	echo "cm_cap_reached $cap0 -> $cap1, tx_cm_fallback $fb0 -> $fb1"
+	[ $((cap1 - cap0)) -ge 1 ] || { echo "cm_cap_reached did not move"; rc=1; }
 	[ $((fb1 - fb0)) -ge 3 ] || { echo "tx_cm_fallback moved by less than 3"; rc=1; }
 	expect_eq "$(peer_count tx "$COUNTED")" 0 "tx connections to the peer" || { cm_dump; rc=1; }
 	return $rc
