@@ -151,7 +151,7 @@ chmod 755 /run/ipng-modprobe
 echo /run/ipng-modprobe > /proc/sys/kernel/modprobe || die "set kernel.modprobe"
 
 # --- soft-RoCE ---
-step 300 modprobe -a -d "$moddir" rdma_rxe ib_uverbs ib_umad
+step 300 modprobe -a -d "$moddir" rdma_rxe ib_uverbs ib_umad ib_cm
 [ -d /sys/module/rdma_rxe ] || die "modprobe rdma_rxe"
 step 120 rdma link add rxe0 type rxe netdev eth0 || die "rdma link add rxe0"
 state=/sys/class/infiniband/rxe0/ports/1/state
