@@ -497,8 +497,13 @@ bool ipng_cm_tx_room(struct ipng_dev *ipd);
 unsigned int ipng_cm_count(struct ipng_dev *ipd);
 void ipng_cm_dump(struct ipng_dev *ipd, struct seq_file *m);
 
-/* ipoib_mode.c: datagram/connected mode and the MTU rules */
+/* ipoib_mode.c: datagram/connected mode and the MTU rules; the pure
+ * functions are exported to KUnit
+ */
 int ipng_mtu_limit(bool connected, int ud_mtu, int cm_mtu);
+int ipng_mtu_after_ud_change(bool connected, int mtu, int old_ud, int new_ud,
+			     int cm_mtu);
+int ipng_mode_parse(const char *buf, bool *connected);
 int ipng_set_mode(struct ipng_dev *ipd, bool connected,
 		  struct netlink_ext_ack *extack);
 int ipng_change_mtu(struct net_device *ndev, int new_mtu);

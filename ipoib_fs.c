@@ -154,7 +154,8 @@ static int ipng_fs_stats_show(struct seq_file *m, void *v)
 	tail = smp_load_acquire(&ipd->tx.tail);
 	head = READ_ONCE(ipd->tx.head);
 
-	seq_puts(m, "mode: datagram\n");
+	seq_printf(m, "mode: %s\n",
+		   ipng_connected(ipd) ? "connected" : "datagram");
 	seq_printf(m, "link_layer: %s\n", ipd->fabric->name);
 	seq_printf(m, "mtu: %u\n", READ_ONCE(ndev->mtu));
 	seq_printf(m, "qpn: 0x%06x\n", ipd->qp->qp_num);
@@ -180,7 +181,7 @@ static int ipng_fs_stats_show(struct seq_file *m, void *v)
 	seq_printf(m, "paths: %u\n", ipng_paths_count(ipd));
 	seq_printf(m, "neighbours: %u\n", ipng_neighs_count(ipd));
 	seq_printf(m, "mcast_groups: %u\n", ipng_mcast_count(ipd));
-	seq_puts(m, "connections: 0\n");
+	seq_printf(m, "connections: %u\n", ipng_cm_count(ipd));
 	return 0;
 }
 

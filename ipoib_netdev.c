@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * The network device of one port: creation and teardown, net_device_ops,
- * link address and broadcast address, and carrier tracking after port
- * events.
+ * link address and broadcast address, and carrier and datagram MTU
+ * tracking after port events. The MTU rules themselves (per mode) are in
+ * ipoib_mode.c.
  */
 #include <linux/etherdevice.h>
 #include <linux/if_arp.h>
@@ -97,6 +98,7 @@ static const struct net_device_ops ipng_netdev_ops = {
 	.ndo_start_xmit		= ipng_start_xmit,
 	.ndo_set_rx_mode	= ipng_set_rx_mode,
 	.ndo_get_stats64	= ipng_get_stats64,
+	.ndo_change_mtu		= ipng_change_mtu,
 };
 
 static void ipng_setup(struct net_device *ndev)
@@ -110,9 +112,10 @@ static void ipng_setup(struct net_device *ndev)
 	ndev->hard_header_len	= IPNG_HARD_LEN;
 	ndev->flags		= IFF_BROADCAST | IFF_MULTICAST;
 	ndev->min_mtu		= ETH_MIN_MTU;
-	ndev->max_mtu		= ib_mtu_enum_to_int(IB_MTU_2048) - IPNG_HLEN;
+	ndev->max_mtu		= ipng_ud_mtu(IB_MTU_2048);
 	ndev->mtu		= ndev->max_mtu;
 	ndev->tx_queue_len	= ipng_send_queue_size * 2;
+	ndev->sysfs_groups[0]	= &ipng_mode_group;
 }
 
 /**
@@ -152,27 +155,48 @@ static void ipng_read_port(struct ipng_dev *ipd, struct ipng_port_view *view)
 }
 
 /*
- * A new limit clamps the MTU; an MTU that sat at the old limit follows the
- * new one, so an interface left at its default keeps using the full path.
+ * The largest MTU of either mode; ipng_change_mtu() enforces the limit of
+ * the current one. Under RTNL once registered.
  */
-static void ipng_set_max_mtu(struct net_device *ndev, int max)
+static void ipng_update_max_mtu(struct ipng_dev *ipd)
 {
-	bool follow = ndev->mtu > max || ndev->mtu == ndev->max_mtu;
-
-	ndev->max_mtu = max;
-	if (!follow)
-		return;
-	if (ndev->reg_state == NETREG_REGISTERED)
-		dev_set_mtu(ndev, max);
-	else
-		ndev->mtu = max;
+	ipd->ndev->max_mtu = max(ipd->ud_mtu, ipng_cm_max_mtu(ipd));
 }
 
 /*
- * Mirror the port on the netdev: carrier follows the port state, the MTU
- * limit follows the active IB MTU (an Ethernet MTU change under RoCE moves
- * it) and the link address follows the GID (RoCE GIDs follow the MAC).
- * Called under RTNL once registered.
+ * The datagram limit moved (port MTU or broadcast group). The MTU changes
+ * as ipng_mtu_after_ud_change() says: lowered when above the limit of the
+ * mode, and in datagram mode it follows the limit when it sat at the old
+ * one. Before registration the MTU simply is the limit. Under RTNL once
+ * registered.
+ */
+static void ipng_set_ud_mtu(struct ipng_dev *ipd, int ud_mtu)
+{
+	struct net_device *ndev = ipd->ndev;
+	int old = ipd->ud_mtu;
+	int mtu, err;
+
+	WRITE_ONCE(ipd->ud_mtu, ud_mtu);
+	ipng_update_max_mtu(ipd);
+	if (ndev->reg_state != NETREG_REGISTERED) {
+		WRITE_ONCE(ndev->mtu, ud_mtu);
+		return;
+	}
+	mtu = ipng_mtu_after_ud_change(ipng_connected(ipd), ndev->mtu, old,
+				       ud_mtu, ipng_cm_max_mtu(ipd));
+	if (mtu == ndev->mtu)
+		return;
+	err = dev_set_mtu(ndev, mtu);
+	if (err)
+		netdev_warn(ndev, "MTU %u not changed to %d after the datagram limit moved from %d to %d: %d\n",
+			    ndev->mtu, mtu, old, ud_mtu, err);
+}
+
+/*
+ * Mirror the port on the netdev: carrier follows the port state, the
+ * datagram MTU limit follows the active IB MTU (an Ethernet MTU change
+ * under RoCE moves it) and the link address follows the GID (RoCE GIDs
+ * follow the MAC). Called under RTNL once registered.
  */
 static void ipng_apply_port(struct ipng_dev *ipd,
 			    struct ipng_port_view *view)
@@ -184,10 +208,8 @@ static void ipng_apply_port(struct ipng_dev *ipd,
 		ASSERT_RTNL();
 	if (view->mtu > 0 && ipd->bcast_mtu > 0)
 		view->mtu = min(view->mtu, ipd->bcast_mtu);
-	if (view->mtu > 0)
-		WRITE_ONCE(ipd->ud_mtu, view->mtu);
-	if (view->mtu > 0 && view->mtu != ndev->max_mtu)
-		ipng_set_max_mtu(ndev, view->mtu);
+	if (view->mtu > 0 && view->mtu != ipd->ud_mtu)
+		ipng_set_ud_mtu(ipd, view->mtu);
 	if (memcmp(view->addr, ndev->dev_addr, IPNG_ADDR_LEN)) {
 		dev_addr_set(ndev, view->addr);
 		if (registered)
@@ -277,7 +299,7 @@ void ipng_dev_refresh(struct ipng_dev *ipd)
 }
 
 /**
- * ipng_dev_set_bcast_mtu() - the broadcast group limits the MTU
+ * ipng_dev_set_bcast_mtu() - the broadcast group limits the datagram MTU
  * @ipd: interface
  * @mtu: datagram MTU the group allows
  *
@@ -285,18 +307,15 @@ void ipng_dev_refresh(struct ipng_dev *ipd)
  */
 void ipng_dev_set_bcast_mtu(struct ipng_dev *ipd, int mtu)
 {
-	struct net_device *ndev = ipd->ndev;
-	int max;
+	int ud_mtu;
 
 	rtnl_lock();
 	ipd->bcast_mtu = mtu;
-	max = ipng_ud_mtu(READ_ONCE(ipd->port_mtu));
-	if (max > 0 && mtu > 0)
-		max = min(max, mtu);
-	if (max > 0)
-		WRITE_ONCE(ipd->ud_mtu, max);
-	if (max > 0 && max != ndev->max_mtu)
-		ipng_set_max_mtu(ndev, max);
+	ud_mtu = ipng_ud_mtu(READ_ONCE(ipd->port_mtu));
+	if (ud_mtu > 0 && mtu > 0)
+		ud_mtu = min(ud_mtu, mtu);
+	if (ud_mtu > 0 && ud_mtu != ipd->ud_mtu)
+		ipng_set_ud_mtu(ipd, ud_mtu);
 	rtnl_unlock();
 }
 
@@ -351,6 +370,8 @@ struct ipng_dev *ipng_dev_create(struct ib_device *ca, u32 port,
 	INIT_DELAYED_WORK(&ipd->repair_work, ipng_repair_work);
 	INIT_WORK(&ipd->notify_work, ipng_notify_work);
 	INIT_LIST_HEAD(&ipd->list);
+	/* Datagram mode, at the default MTU until the port says more. */
+	ipd->ud_mtu = ndev->mtu;
 
 	err = ipng_read_pkey(ipd);
 	if (err)
@@ -377,6 +398,8 @@ struct ipng_dev *ipng_dev_create(struct ib_device *ca, u32 port,
 		goto err_ib;
 	ipng_read_port(ipd, &view);
 	ipng_apply_port(ipd, &view);
+	/* Once every verbs object exists, connected-mode support is known. */
+	ipng_update_max_mtu(ipd);
 	netif_carrier_off(ndev);
 	ipng_broadcast_addr(ndev->broadcast, ipd->scope, ipd->pkey);
 	SET_NETDEV_DEV(ndev, ca->dev.parent ?: &ca->dev);

@@ -32,9 +32,10 @@ static int ipng_validate(struct nlattr *tb[], struct nlattr *data[],
 }
 
 /*
- * Only the values an interface already has are accepted for now: the
- * P_Key of a port interface is the port's, connected mode and user
- * multicast are not part of this release. Nothing changes on error.
+ * The mode may change (ipng_set_mode()); the P_Key of a port interface is
+ * the port's, and user multicast is not part of this release, so only the
+ * values the interface has are accepted for those. Everything is checked
+ * before the mode changes, and nothing changes on error.
  */
 static int ipng_changelink(struct net_device *ndev, struct nlattr *tb[],
 			   struct nlattr *data[],
@@ -50,17 +51,14 @@ static int ipng_changelink(struct net_device *ndev, struct nlattr *tb[],
 				    "the P_Key of a port interface cannot change");
 		return -EOPNOTSUPP;
 	}
-	if (data[IFLA_IPOIB_MODE] &&
-	    nla_get_u16(data[IFLA_IPOIB_MODE]) != IPOIB_MODE_DATAGRAM) {
-		NL_SET_ERR_MSG_ATTR(extack, data[IFLA_IPOIB_MODE],
-				    "connected mode is not supported yet");
-		return -EOPNOTSUPP;
-	}
 	if (data[IFLA_IPOIB_UMCAST] && nla_get_u16(data[IFLA_IPOIB_UMCAST])) {
 		NL_SET_ERR_MSG_ATTR(extack, data[IFLA_IPOIB_UMCAST],
 				    "user multicast is not supported yet");
 		return -EOPNOTSUPP;
 	}
+	if (data[IFLA_IPOIB_MODE])
+		return ipng_set_mode(ipd, nla_get_u16(data[IFLA_IPOIB_MODE]) ==
+				     IPOIB_MODE_CONNECTED, extack);
 	return 0;
 }
 
@@ -85,7 +83,8 @@ static int ipng_fill_info(struct sk_buff *skb, const struct net_device *ndev)
 	struct ipng_dev *ipd = ipng_priv(ndev);
 
 	if (nla_put_u16(skb, IFLA_IPOIB_PKEY, ipd->pkey) ||
-	    nla_put_u16(skb, IFLA_IPOIB_MODE, IPOIB_MODE_DATAGRAM) ||
+	    nla_put_u16(skb, IFLA_IPOIB_MODE, ipng_connected(ipd) ?
+			IPOIB_MODE_CONNECTED : IPOIB_MODE_DATAGRAM) ||
 	    nla_put_u16(skb, IFLA_IPOIB_UMCAST, 0))
 		return -EMSGSIZE;
 	return 0;

@@ -3,8 +3,9 @@
 #
 # End-to-end suite "link", run on every VM: the interface ipoib_ng creates
 # on the rxe port, its addresses and MTU as user tools see them, how it
-# follows the port (carrier, MTU, GID), device removal, module parameters,
-# the ib_ipoib conflict and repeated load/unload. KTAP on stdout.
+# follows the port (carrier, MTU, GID), the datagram/connected mode switch
+# and its MTU rules, device removal, module parameters, the ib_ipoib
+# conflict and repeated load/unload. KTAP on stdout.
 set -u
 . "$IPNG_REPO/tests/vm/guest-lib.sh"
 
@@ -19,6 +20,7 @@ has_ib0() { [ -e "$NET/ib0" ]; }
 no_ib0() { [ ! -e "$NET/ib0" ]; }
 carrier_is() { [ "$(cat "$NET/ib0/carrier" 2>/dev/null)" = "$1" ]; }
 mtu_is() { [ "$(cat "$NET/ib0/mtu")" = "$1" ]; }
+mode_is() { [ "$(cat "$NET/ib0/mode")" = "$1" ]; }
 gid_in_addr() { [ "$(ib_hex | cut -c9-40)" = "$(port_gid_hex)" ]; }
 
 expect_eq() {
@@ -63,6 +65,128 @@ t_mtu() {
 	local mtu
 	mtu=$(active_mtu)
 	expect_eq "$(cat $NET/ib0/mtu)" "$((mtu - 4))"
+}
+
+# Datagram-mode MTU limit: active IB MTU of the port minus the header.
+ud_mtu() { echo $(( $(active_mtu) - 4 )); }
+ud_is() { [ "$(ud_mtu)" = "$1" ]; }
+CM_MTU=65520
+
+# The mode as sysfs, ip -d link and /proc/net/ipoib report it.
+mode_everywhere() {
+	local want=$1 got
+	got=$(cat $NET/ib0/mode)
+	expect_eq "$got" "$want" || return 1
+	ip -d link show ib0 | grep -Eq "ipoib .*mode +$want " ||
+		{ ip -d link show ib0; return 1; }
+	grep -qx "mode: $want" /proc/net/ipoib/ib0/stats ||
+		{ grep mode: /proc/net/ipoib/ib0/stats; return 1; }
+}
+
+# Starts in datagram mode at the datagram limit; the maximum is the
+# connected-mode limit (rxe has RC).
+t_mode_defaults() {
+	mode_everywhere datagram || return 1
+	expect_eq "$(cat $NET/ib0/mtu)" "$(ud_mtu)" || return 1
+	ip -d link show ib0 | grep -Eq "maxmtu $CM_MTU( |\$)" ||
+		{ ip -d link show ib0; return 1; }
+}
+
+# In datagram mode the limit is the datagram MTU, with a message saying
+# how to go beyond it; nothing changes.
+t_mtu_datagram_limit() {
+	local ud
+	ud=$(ud_mtu)
+	ip link set ib0 mtu $((ud - 100)) && mtu_is $((ud - 100)) || return 1
+	ip link set ib0 mtu "$ud" && mtu_is "$ud" || return 1
+	dmesg -C
+	if ip link set ib0 mtu $((ud + 1)); then
+		echo "MTU $((ud + 1)) accepted in datagram mode"
+		return 1
+	fi
+	mtu_is "$ud" && mode_is datagram || return 1
+	dmesg | grep -q "MTU $((ud + 1)) exceeds the datagram-mode limit $ud; switch to connected mode for up to $CM_MTU" ||
+		{ dmesg | tail -5; return 1; }
+	! ip link set ib0 mtu $CM_MTU && mtu_is "$ud"
+}
+
+# ip link switches to connected mode; the MTU stays until raised, up to
+# the connected-mode limit.
+t_mode_connected_ip_link() {
+	local ud
+	ud=$(ud_mtu)
+	ip link set ib0 type ipoib mode connected || return 1
+	mode_everywhere connected && mtu_is "$ud" || return 1
+	# Asking again for the mode in force changes nothing.
+	ip link set ib0 type ipoib mode connected && mode_is connected &&
+		mtu_is "$ud" || return 1
+	ip link set ib0 mtu 9000 && mtu_is 9000 || return 1
+	ip link set ib0 mtu $CM_MTU && mtu_is $CM_MTU || return 1
+	if ip link set ib0 mtu $((CM_MTU + 1)); then
+		echo "MTU $((CM_MTU + 1)) accepted"
+		return 1
+	fi
+	mtu_is $CM_MTU
+}
+
+# A port MTU change leaves the connected-mode MTU alone; back in datagram
+# mode the MTU is lowered to the new datagram limit, and follows the port
+# again.
+t_mtu_connected_port_change() {
+	local rc=0
+	mode_is connected && mtu_is $CM_MTU || return 1
+	ip link set eth0 mtu 1500 || return 1
+	wait_for 10 ud_is 1020 || rc=1
+	# The port work runs after the event; give it time to act wrongly.
+	sleep 2
+	mtu_is $CM_MTU || { echo "connected MTU moved: $(cat $NET/ib0/mtu)"; rc=1; }
+	ip link set ib0 type ipoib mode datagram || rc=1
+	wait_for 10 mtu_is 1020 || { echo "datagram MTU $(cat $NET/ib0/mtu)"; rc=1; }
+	ip link set eth0 mtu "$IPNG_MTU" || return 1
+	wait_for 10 mtu_is "$(ud_mtu)" || { echo "MTU $(cat $NET/ib0/mtu), port $(ud_mtu)"; rc=1; }
+	mode_is datagram && return $rc
+}
+
+# Switching back to datagram mode lowers an MTU above the datagram limit
+# and says so; an MTU below it stays.
+t_mode_datagram_clamps() {
+	local ud
+	ud=$(ud_mtu)
+	ip link set ib0 type ipoib mode connected && ip link set ib0 mtu 9000 ||
+		return 1
+	dmesg -C
+	ip link set ib0 type ipoib mode datagram || return 1
+	mode_everywhere datagram && mtu_is "$ud" || return 1
+	dmesg | grep -q "MTU lowered from 9000 to the datagram-mode limit $ud" ||
+		{ dmesg | tail -5; return 1; }
+	ip link set ib0 type ipoib mode connected &&
+		ip link set ib0 mtu 1000 &&
+		ip link set ib0 type ipoib mode datagram || return 1
+	mode_is datagram && mtu_is 1000 || return 1
+	ip link set ib0 mtu "$ud"
+}
+
+# The sysfs file: both words, with or without a newline; anything else is
+# refused with EINVAL and changes nothing.
+t_mode_sysfs() {
+	local bad
+	printf connected > $NET/ib0/mode || return 1
+	mode_everywhere connected || return 1
+	echo datagram > $NET/ib0/mode || return 1
+	mode_everywhere datagram || return 1
+	echo connected > $NET/ib0/mode && mode_is connected || return 1
+	for bad in Connected connect datagramx '' ' datagram' 1; do
+		if printf '%s\n' "$bad" > $NET/ib0/mode 2>/dev/null; then
+			echo "'$bad' accepted"
+			return 1
+		fi
+		mode_is connected || return 1
+	done
+	# The write fails with EINVAL, as the shell reports it.
+	printf 'bogus\n' 2>&1 > $NET/ib0/mode | grep -q 'Invalid argument' ||
+		{ echo "no EINVAL"; return 1; }
+	echo datagram > $NET/ib0/mode && mode_everywhere datagram &&
+		mtu_is "$(ud_mtu)"
 }
 
 t_ethtool() {
@@ -193,7 +317,12 @@ ktap_check "ip_link_kind_ipoib" t_link_kind
 ktap_check "link_up_carrier_on" eval 'ip link set ib0 up && wait_for 10 carrier_is 1'
 ktap_check "peer_sees_distinct_address" t_peer_addr
 ktap_check "mode_datagram_accepted" ip link set ib0 type ipoib mode datagram
-ktap_check "mode_connected_refused" eval '! ip link set ib0 type ipoib mode connected'
+ktap_check "mode_datagram_max_mtu_connected_limit" t_mode_defaults
+ktap_check "mtu_above_datagram_limit_refused" t_mtu_datagram_limit
+ktap_check "mode_connected_accepted_mtu_up_to_65520" t_mode_connected_ip_link
+ktap_check "connected_mtu_kept_on_port_change" t_mtu_connected_port_change
+ktap_check "mode_datagram_clamps_mtu" t_mode_datagram_clamps
+ktap_check "mode_sysfs_file" t_mode_sysfs
 ktap_check "ip_link_del_keeps_port_interface" t_dellink_keeps
 ktap_check "mtu_follows_port_mtu" t_mtu_follows_port
 ktap_check "carrier_follows_port_state" t_carrier_follows_port
