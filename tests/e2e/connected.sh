@@ -245,12 +245,12 @@ t_clamp() {
 
 # Both VMs at once: every 60000-byte echo (no fragmentation) answered.
 t_ping_60000() {
-	ping_all 3 -Mdo -s 60000 "$PEERIP"
+	ping_all 3 -Mdo -s 60000 "$PEERIP" || { diag; return 1; }
 }
 
 t_conns_visible() {
 	local rc=0 tx rc_qpn
-	both_live || { echo "not both directions live:"; cm_dump; return 1; }
+	both_live || { echo "not both directions live:"; diag; return 1; }
 	cm_dump
 	# Every line in the documented format.
 	if grep -vE "^(tx|rx) qpn 0x[0-9a-f]{6} gid [0-9a-f:]+ state ($STATES) $CM_TAIL" \
@@ -288,15 +288,45 @@ late = sum(i["sum"]["bytes"] for i in j["intervals"]
 print(j["end"]["sum_received"]["bytes"], late)' "$1" "$2"
 }
 
-# iperf3_server NAME: vm1 serves one test; the status of iperf3.
-iperf3_server() {
-	local pid rc=0
-	timeout 150 iperf3 -s -1 -B "$MYIP" > "/tmp/cm-$1-server.out" 2>&1 &
+# serve NAME PORT CMD...: run the receiving side of exchange NAME in the
+# background until the peer's sending side has ended (it publishes
+# NAME-done; the receiver then gets 15 s more), so that a sender that fails
+# at once does not leave the receiver waiting for its own timeout. The
+# status of CMD.
+serve() {
+	local name=$1 port=$2 pid rc=0
+	shift 2
+	timeout 200 "$@" > "/tmp/cm-$name-server.out" 2>&1 &
 	pid=$!
-	wait_for 30 listening 5201 || { echo "iperf3 server not listening"; rc=1; }
-	vm_barrier "cm-$1-go" 120 || rc=1
-	wait $pid || { rc=1; tail -5 "/tmp/cm-$1-server.out"; }
+	wait_for 30 listening "$port" || { echo "nothing listening on $port"; rc=1; }
+	vm_barrier "cm-$name-go" 120 || rc=1
+	vm_fetch "$PEER" "cm-$name-done" 200 > /dev/null || rc=1
+	wait_for 15 job_done "$pid" || { echo "still receiving 15 s after the sender ended"; kill "$pid"; }
+	wait "$pid" || { rc=1; tail -5 "/tmp/cm-$name-server.out"; }
 	return $rc
+}
+
+# shellcheck disable=SC2317  # called through wait_for
+job_done() { ! kill -0 "$1" 2>/dev/null; }
+
+# send_side NAME CMD...: the sending side of exchange NAME; its status.
+send_side() {
+	local name=$1 rc=0
+	shift
+	vm_barrier "cm-$name-go" 120 || { vm_publish "cm-$name-done" 1; return 1; }
+	"$@" || rc=$?
+	vm_publish "cm-$name-done" 1
+	return $rc
+}
+
+iperf3_server() { serve "$1" 5201 iperf3 -s -1 -B "$MYIP"; }
+
+# diag: what the driver says about itself, for a failed test.
+diag() {
+	echo "--- $DBG/ib0/cm:"
+	cm_dump
+	echo "--- connections: $(conns); ethtool -S ib0, non-zero:"
+	ethtool -S ib0 | grep -v ': 0$' | tail -n +2
 }
 
 # 10 s of TCP, vm2 to vm1, all over the RC connection (no UD fallback).
@@ -307,27 +337,23 @@ t_iperf() {
 		return
 	fi
 	fb0=$(ethstat tx_cm_fallback)
-	vm_barrier cm-iperf-go 120 || return 1
-	timeout 120 iperf3 -c "$PEERIP" -t 10 -J > /tmp/cm-iperf.json 2>&1 ||
+	send_side iperf timeout 120 iperf3 -c "$PEERIP" -t 10 -J > /tmp/cm-iperf.json 2>&1 ||
 		{ echo "iperf3 exit status $?"; rc=1; }
 	fb1=$(ethstat tx_cm_fallback)
-	sum=$(iperf_summary /tmp/cm-iperf.json 0) || { tail -20 /tmp/cm-iperf.json; return 1; }
+	sum=$(iperf_summary /tmp/cm-iperf.json 0) || { tail -20 /tmp/cm-iperf.json; diag; return 1; }
 	echo "received, bytes in the intervals: $sum; tx_cm_fallback $fb0 -> $fb1"
 	[ "${sum%% *}" -gt 0 ] || rc=1
 	expect_eq $((fb1 - fb0)) 0 "packets sent over UD instead of RC" || rc=1
-	peer_lines tx live || { echo "no live tx connection after:"; cm_dump; rc=1; }
+	peer_lines tx live || { echo "no live tx connection after:"; rc=1; }
+	[ $rc = 0 ] || diag
 	return $rc
 }
 
 # vm1 sends 8 MiB over TCP; vm2 checks its sha256.
 t_file() {
+	local sum
 	if [ "$ME" = 2 ]; then
-		local pid sum
-		python3 "$XFER" recv "$MYIP" 5002 /tmp/cm-recv.bin 150 &
-		pid=$!
-		wait_for 30 listening 5002 || return 1
-		vm_barrier cm-file-go 120 || return 1
-		wait $pid || return 1
+		serve file 5002 python3 "$XFER" recv "$MYIP" 5002 /tmp/cm-recv.bin 150 || return 1
 		sum=$(vm_fetch 1 cm-file-sha 60) || return 1
 		echo "sent $sum received $(sha256sum < /tmp/cm-recv.bin)"
 		[ "$(stat -c %s /tmp/cm-recv.bin)" = 8388608 ] &&
@@ -335,8 +361,8 @@ t_file() {
 	else
 		head -c 8388608 /dev/urandom > /tmp/cm-send.bin
 		vm_publish cm-file-sha "$(sha256sum < /tmp/cm-send.bin | cut -d' ' -f1)"
-		vm_barrier cm-file-go 120 || return 1
-		python3 "$XFER" send "$PEERIP" 5002 /tmp/cm-send.bin 150
+		send_side file python3 "$XFER" send "$PEERIP" 5002 /tmp/cm-send.bin 150 ||
+			{ diag; return 1; }
 	fi
 }
 
@@ -348,7 +374,7 @@ t_switch_mid_iperf() {
 		iperf3_server switch
 		return
 	fi
-	vm_barrier cm-switch-go 120 || return 1
+	vm_barrier cm-switch-go 120 || { vm_publish cm-switch-done 1; return 1; }
 	start=$SECONDS
 	timeout 150 iperf3 -c "$PEERIP" -t 20 -J > /tmp/cm-switch.json 2>&1 &
 	pid=$!
@@ -362,7 +388,8 @@ t_switch_mid_iperf() {
 	echo connected > $MODE || rc=1
 	mode_is connected || rc=1
 	wait $pid || { echo "iperf3 exit status $?"; rc=1; }
-	sum=$(iperf_summary /tmp/cm-switch.json 12) || { tail -20 /tmp/cm-switch.json; return 1; }
+	vm_publish cm-switch-done 1
+	sum=$(iperf_summary /tmp/cm-switch.json 12) || { tail -20 /tmp/cm-switch.json; diag; return 1; }
 	echo "received, bytes sent from 12 s on: $sum"
 	[ "${sum%% *}" -gt 0 ] || { echo "nothing received"; rc=1; }
 	[ "${sum##* }" -gt 0 ] || { echo "nothing sent after the switches"; rc=1; }
@@ -475,14 +502,15 @@ t_too_big() {
 	[ $((tb1 - tb0)) -ge 1 ] || { echo "no too-big drop"; rc=1; }
 	grep -q " mtu $UD_MTU" <<<"$out" || { echo "route mtu is not $UD_MTU"; rc=1; }
 	ip route flush cache
-	vm_barrier cm-toobig-go 120 || return 1
-	timeout 120 iperf3 -c "$PEERIP" -t 4 -J > /tmp/cm-toobig.json 2>&1 ||
+	send_side toobig timeout 120 iperf3 -c "$PEERIP" -t 4 -J > /tmp/cm-toobig.json 2>&1 ||
 		{ echo "iperf3 exit status $?"; rc=1; }
 	tb2=$(ethstat tx_drop_too_big)
-	sum=$(iperf_summary /tmp/cm-toobig.json 0) || { tail -20 /tmp/cm-toobig.json; return 1; }
+	sum=$(iperf_summary /tmp/cm-toobig.json 0) || { tail -20 /tmp/cm-toobig.json; diag; return 1; }
 	echo "TCP: received, bytes: $sum; tx_drop_too_big $tb1 -> $tb2; $(ip route get "$PEERIP" | tail -1)"
+	grep -o '"tcp_mss_default":[^,]*' /tmp/cm-toobig.json
 	[ "${sum%% *}" -gt 0 ] || rc=1
 	[ $((tb2 - tb1)) -ge 1 ] || { echo "TCP never exceeded the path"; rc=1; }
+	[ $rc = 0 ] || diag
 	return $rc
 }
 
