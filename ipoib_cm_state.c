@@ -89,6 +89,10 @@ static enum ipng_cm_state ipng_cm_step_live(enum ipng_cm_event event,
 	case IPNG_CM_EV_DREQ:
 		*actions = IPNG_CM_ACT_SEND_DREP | IPNG_CM_ACT_RELEASE;
 		return IPNG_CM_CLOSING;
+	case IPNG_CM_EV_REJ:
+		/* The peer gave up on us (our RTU was lost, say). */
+		*actions = IPNG_CM_ACT_RELEASE;
+		return IPNG_CM_CLOSING;
 	case IPNG_CM_EV_QP_ERROR:
 	case IPNG_CM_EV_IDLE:
 	case IPNG_CM_EV_CLOSE:
