@@ -743,6 +743,23 @@ static int ipng_cm_qp_to(struct ib_cm_id *id, struct ib_qp *qp,
 	return err ?: ib_modify_qp(qp, &attr, mask);
 }
 
+/*
+ * The receive side of an incoming connection goes to RTR before its REP
+ * is sent, but ib_cm learns the PSN it expects only from that REP: the
+ * PSN the REP will carry is set here.
+ */
+static int ipng_cm_rx_qp_rtr(struct ib_cm_id *id, struct ib_qp *qp, u32 psn)
+{
+	struct ib_qp_attr attr = { .qp_state = IB_QPS_RTR };
+	int mask, err;
+
+	err = ib_cm_init_qp_attr(id, &attr, &mask);
+	if (err)
+		return err;
+	attr.rq_psn = psn;
+	return ib_modify_qp(qp, &attr, mask | IB_QP_RQ_PSN);
+}
+
 /* The peer accepted: its MTU from the REP, QP to RTS, then RTU and data. */
 static void ipng_cm_tx_rep(struct ipng_cm_tx *tx, const struct ib_cm_event *ev)
 {
@@ -1220,14 +1237,14 @@ static struct ib_qp *ipng_cm_rx_qp(struct ipng_cm_rx *rx)
 	return ib_create_qp(ipd->pd, &init);
 }
 
-static int ipng_cm_send_rep(struct ipng_cm_rx *rx)
+static int ipng_cm_send_rep(struct ipng_cm_rx *rx, u32 psn)
 {
 	struct ipng_cm *cm = rx->cm;
 	struct ipng_dev *ipd = cm->ipd;
 	struct ipng_cm_pdata pd;
 	struct ib_cm_rep_param rep = {
 		.qp_num			= rx->qp->qp_num,
-		.starting_psn		= get_random_u32() & 0xffffff,
+		.starting_psn		= psn,
 		.private_data		= &pd,
 		.private_data_len	= sizeof(pd),
 		.rnr_retry_count	= ipd->fabric->cm_retry,
@@ -1260,6 +1277,7 @@ static int ipng_cm_req(struct ib_cm_id *id, const struct ib_cm_event *ev)
 	struct ipng_cm *cm = id->context;
 	struct ipng_dev *ipd = cm->ipd;
 	struct ipng_cm_rx *rx;
+	u32 psn = get_random_u32() & 0xffffff;
 	bool listed = false;
 	u32 qpn = 0, mtu;
 	int err;
@@ -1301,7 +1319,7 @@ static int ipng_cm_req(struct ib_cm_id *id, const struct ib_cm_event *ev)
 	if (!err && !cm->srq)
 		err = ipng_cm_ring_init(ipd, &rx->ring, IPNG_CM_RX_RING, rx);
 	if (!err)
-		err = ipng_cm_qp_to(id, rx->qp, IB_QPS_RTR);
+		err = ipng_cm_rx_qp_rtr(id, rx->qp, psn);
 	if (err)
 		goto err_free;
 
@@ -1317,7 +1335,7 @@ static int ipng_cm_req(struct ib_cm_id *id, const struct ib_cm_event *ev)
 		err = -ENODEV;
 		goto err_free;
 	}
-	err = ipng_cm_send_rep(rx);
+	err = ipng_cm_send_rep(rx, psn);
 	if (err) {
 		/* Listed: the release work takes it down (and the ID). */
 		ipng_cm_rx_event(rx, IPNG_CM_EV_SETUP_ERROR);
