@@ -12,6 +12,10 @@
 #   tcp_ib0    iperf3 TCP over ib0          tcp_eth0   iperf3 TCP over eth0
 #   bw_ud      ib_send_bw, UD, on rxe0
 #
+# and then, with ib0 in connected mode at MTU 65520 on both VMs:
+#
+#   tcp_ib0_cm iperf3 TCP over ib0          bw_rc      ib_send_bw, RC, 64 KiB
+#
 # Nothing is judged here: raw tool output goes to $IPNG_OUT/raw/<name>.<role>,
 # a /proc/stat snapshot before and after each measurement to
 # raw/<name>.<role>.stat0/.stat1 (their mtimes are host time: /results is
@@ -230,6 +234,41 @@ pair tcp_eth0 5201
 srv=(ib_send_bw "${perf[@]}" -s "$ud_size" -D "$DUR" -f "$MARGIN")
 cli=("${srv[@]}" "$SERVER_ETH")
 pair bw_ud 18515
+
+# Connected mode: both VMs switch, MTU 65520; a ping makes the RC
+# connections (vm2 to vm1 and back) before iperf3 starts.
+cm_setup() {
+	ip link set ib0 type ipoib mode connected &&
+		ip link set ib0 mtu $CM_MTU || return 1
+	vm_barrier cm-up 300 || return 1
+	ping -c 3 -W 5 "10.10.0.$((3 - ME))" > /dev/null
+}
+
+CM_MTU=65520
+RC_SIZE=65536
+if cm_setup; then
+	{
+		echo "ib0_cm_mtu=$(cat $NET/ib0/mtu)"
+		echo "rc_size=$RC_SIZE"
+	} >> "$IPNG_OUT/info.txt"
+	vm_barrier cm-setup-done 300 || failed=1
+
+	srv=(iperf3 -s -1 -J -B "$SERVER_IB")
+	cli=(iperf3 -c "$SERVER_IB" -J -t "$DUR")
+	ethtool -S ib0 > "$RAW/tcp_ib0_cm.ethtool0"
+	pair tcp_ib0_cm 5201
+	ethtool -S ib0 > "$RAW/tcp_ib0_cm.ethtool1"
+	cat /sys/kernel/debug/ipoib_ng/ib0/cm > "$RAW/tcp_ib0_cm.connections" 2>&1
+
+	srv=(ib_send_bw -d rxe0 -i 1 -x "$gidx" -c RC -F -s "$RC_SIZE" -D "$DUR" -f "$MARGIN")
+	cli=("${srv[@]}" "$SERVER_ETH")
+	pair bw_rc 18515
+else
+	say "connected mode setup failed"
+	record tcp_ib0_cm 1
+	record bw_rc 1
+	vm_barrier cm-setup-done 300 || failed=1
+fi
 
 ip -s link show ib0 > "$RAW/ib0-link-stats"
 vm_barrier all-done 300 || failed=1

@@ -1,9 +1,10 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
 #
-# `make bench`: throughput and latency of ipoib_ng's datagram mode next to
-# what the same soft-RoCE pair gives without it. A benchmark, not a test:
-# no value is compared against a threshold.
+# `make bench`: throughput and latency of ipoib_ng's datagram mode, and
+# throughput of its connected mode, next to what the same soft-RoCE pair
+# gives without it. A benchmark, not a test: no value is compared against
+# a threshold.
 #
 #  1. install missing Debian packages (tests/deps.sh)
 #  2. build the fast (no debug options) test kernel if it is not cached

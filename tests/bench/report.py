@@ -233,13 +233,14 @@ def measure_run(rundir, samples, missing, mtu):
         if usable(lat.get('t_avg[usec]')):
             val[f'{name}_avg_us'] = lat['t_avg[usec]']
 
-    for name in ('tcp_ib0', 'tcp_eth0'):
+    for name, what in (('tcp_ib0', 'iperf3 TCP over ib0'),
+                       ('tcp_eth0', 'iperf3 TCP over eth0'),
+                       ('tcp_ib0_cm', 'iperf3 TCP over ib0, connected mode')):
         r = parse_iperf3(read_text(os.path.join(raw2, f'{name}.client')) or '')
         if r and 'error' in r:
             status.setdefault(name, 'iperf3: ' + r['error'])
             r = None
-        need(f'{name}_mbps', r and usable(float(r['mbps'])),
-             f'iperf3 TCP over {name[4:]}', name)
+        need(f'{name}_mbps', r and usable(float(r['mbps'])), what, name)
         if r:
             val[f'{name}_retransmits'] = r['retransmits']
 
@@ -251,26 +252,32 @@ def measure_run(rundir, samples, missing, mtu):
         span = float(info['duration']) - 2 * float(info['bw_margin'])
     except (KeyError, ValueError):
         span = 0
-    for role, raw, key in (('server', raw1, 'bw_ud_mbps'),
-                           ('client', raw2, 'bw_ud_sender_mbps')):
-        row = parse_perftest(read_text(os.path.join(raw, f'bw_ud.{role}'))
-                             or '') or {}
-        msgs = usable(row.get('#iterations'))
-        size = usable(row.get('#bytes'))
-        rate = None
-        if msgs and size and span > 0:
-            rate = msgs * size * 8 / span / 1e6
-        if role == 'server':
-            need(key, rate, 'ib_send_bw UD (receiver side)', 'bw_ud')
-            own = usable(row.get('BW average[MB/sec]'))
-            if own:
-                val['bw_ud_perftest_mbps'] = own * MIB * 8 / 1e6
-        elif rate:
-            val[key] = rate
+    # The same for RC (connected mode's counterpart).
+    for name, what in (('bw_ud', 'ib_send_bw UD'), ('bw_rc', 'ib_send_bw RC')):
+        for role, raw, key in (('server', raw1, f'{name}_mbps'),
+                               ('client', raw2, f'{name}_sender_mbps')):
+            text = read_text(os.path.join(raw, f'{name}.{role}')) or ''
+            row = parse_perftest(text) or {}
+            msgs = usable(row.get('#iterations'))
+            size = usable(row.get('#bytes'))
+            rate = None
+            if msgs and size and span > 0:
+                rate = msgs * size * 8 / span / 1e6
+            if role == 'server':
+                need(key, rate, f'{what} (receiver side)', name)
+                own = usable(row.get('BW average[MB/sec]'))
+                if own:
+                    val[f'{name}_perftest_mbps'] = own * MIB * 8 / 1e6
+            elif rate:
+                val[key] = rate
 
     v = val
-    if 'tcp_ib0_mbps' in v and 'bw_ud_mbps' in v:
-        v['ratio_tcp_ib0_to_bw_ud'] = v['tcp_ib0_mbps'] / v['bw_ud_mbps']
+    for tcp, bw in (('tcp_ib0', 'bw_ud'), ('tcp_ib0_cm', 'bw_rc')):
+        if f'{tcp}_mbps' in v and f'{bw}_mbps' in v:
+            v[f'ratio_{tcp}_to_{bw}'] = v[f'{tcp}_mbps'] / v[f'{bw}_mbps']
+    if 'tcp_ib0_cm_mbps' in v and 'tcp_ib0_mbps' in v:
+        v['ratio_tcp_ib0_cm_to_tcp_ib0'] = (v['tcp_ib0_cm_mbps'] /
+                                            v['tcp_ib0_mbps'])
     if 'tcp_ib0_mbps' in v and 'tcp_eth0_mbps' in v:
         v['ratio_tcp_ib0_to_tcp_eth0'] = v['tcp_ib0_mbps'] / v['tcp_eth0_mbps']
     # ib_send_lat reports half the round trip. Medians are compared: under
@@ -285,7 +292,7 @@ def measure_run(rundir, samples, missing, mtu):
             v[f'{name}_rtt_avg_us'] = 2 * v[f'{name}_avg_us']
 
     for name in ('tcp_ib0', 'tcp_eth0', 'bw_ud', 'ping_ib0', 'lat_ud',
-                 'lat_ud_ev'):
+                 'lat_ud_ev', 'tcp_ib0_cm', 'bw_rc'):
         c = {'receiver_vm1': guest_cpu(raw1, name, 'server'),
              'sender_vm2': guest_cpu(raw2, name, 'client')}
         w = window(raw2, name, 'client')
@@ -330,6 +337,14 @@ def table(host, runs):
     row('**ib0 TCP / ib_send_bw UD** (goal >= 0.8)',
         val('ratio_tcp_ib0_to_bw_ud', 2))
     row('ib0 TCP / eth0 TCP', val('ratio_tcp_ib0_to_tcp_eth0', 2))
+    row('ib0 MTU, connected mode', lambda r: r['info'].get('ib0_cm_mtu', '?'))
+    row('ib0 TCP, connected mode, iperf3 (Mbit/s)', val('tcp_ib0_cm_mbps'))
+    row('ib_send_bw RC received (Mbit/s)', val('bw_rc_mbps'))
+    row('ib_send_bw RC sent (Mbit/s)', val('bw_rc_sender_mbps'))
+    row('RC message size (bytes)', lambda r: r['info'].get('rc_size', '?'))
+    row('**ib0 TCP connected / ib_send_bw RC** (goal >= 0.8)',
+        val('ratio_tcp_ib0_cm_to_bw_rc', 2))
+    row('ib0 TCP connected / datagram', val('ratio_tcp_ib0_cm_to_tcp_ib0', 2))
     def two(median, avg):
         return lambda r: '{} ({})'.format(fmt(r['values'].get(median)),
                                           fmt(r['values'].get(avg)))
@@ -355,7 +370,8 @@ def table(host, runs):
     out.append('|---|---:|---:|---:|---:|')
     labels = {'tcp_ib0': 'ib0 TCP', 'tcp_eth0': 'eth0 TCP',
               'bw_ud': 'ib_send_bw UD', 'ping_ib0': 'ping ib0',
-              'lat_ud': 'ib_send_lat UD'}
+              'lat_ud': 'ib_send_lat UD', 'tcp_ib0_cm': 'ib0 TCP connected',
+              'bw_rc': 'ib_send_bw RC'}
 
     def g(c):
         if not c:
