@@ -377,6 +377,7 @@ void ipng_ud_send(struct ipng_dev *ipd, struct sk_buff *skb,
 void ipng_too_big(struct ipng_dev *ipd, struct sk_buff *skb,
 		  unsigned int mtu);
 bool ipng_tx_room(struct ipng_dev *ipd);
+void ipng_tx_maybe_stop(struct ipng_dev *ipd);
 void ipng_tx_wake(struct ipng_dev *ipd);
 void ipng_ud_cq_event(struct ib_cq *cq, void *context);
 int ipng_ud_init(struct ipng_dev *ipd, u32 send_size, u32 recv_size);

@@ -597,13 +597,7 @@ static void ipng_cm_send(struct ipng_cm_tx *tx, struct sk_buff *skb)
 	skb_tx_timestamp(skb);
 	/* The slot is filled before the completion side can see it used. */
 	smp_store_release(&tx->head, tx->head + 1);
-	if (!ipng_tx_room(ipd)) {
-		netif_stop_queue(ipd->ndev);
-		/* Pairs with the barrier in ipng_tx_wake(). */
-		smp_mb();
-		if (ipng_tx_room(ipd))
-			netif_wake_queue(ipd->ndev);
-	}
+	ipng_tx_maybe_stop(ipd);
 	return;
 
 drop_post:

@@ -103,6 +103,25 @@ bool ipng_tx_room(struct ipng_dev *ipd)
 }
 
 /**
+ * ipng_tx_maybe_stop() - stop the transmit queue if a ring just filled
+ * @ipd: interface
+ *
+ * Transmit context, after a send was posted (UD or RC).
+ */
+void ipng_tx_maybe_stop(struct ipng_dev *ipd)
+{
+	if (ipng_tx_room(ipd))
+		return;
+	netif_stop_queue(ipd->ndev);
+	/* Order the stop before re-reading the rings; pairs with the barrier
+	 * in ipng_tx_wake(), which may have freed slots.
+	 */
+	smp_mb();
+	if (ipng_tx_room(ipd))
+		netif_wake_queue(ipd->ndev);
+}
+
+/**
  * ipng_tx_wake() - restart the transmit queue after send completions
  * @ipd: interface
  *
@@ -208,15 +227,7 @@ void ipng_ud_send(struct ipng_dev *ipd, struct sk_buff *skb,
 	skb_tx_timestamp(skb);
 	/* The slot is filled before the completion side can see it used. */
 	smp_store_release(&tx->head, tx->head + 1);
-	if (!ipng_tx_room(ipd)) {
-		netif_stop_queue(ipd->ndev);
-		/* Order the stop before re-reading the rings; pairs with the
-		 * barrier in ipng_tx_wake(), which may have freed slots.
-		 */
-		smp_mb();
-		if (ipng_tx_room(ipd))
-			netif_wake_queue(ipd->ndev);
-	}
+	ipng_tx_maybe_stop(ipd);
 	return;
 
 drop:

@@ -289,7 +289,9 @@ t_ib_ipoib_conflict() {
 	modprobe -d "$IPNG_MODDIR" ib_ipoib || return 1
 	insmod_refused "ib_ipoib"
 	local rc=$?
-	modprobe -d "$IPNG_MODDIR" -r ib_ipoib || return 1
+	# rmmod, not modprobe -r: that would also unload ib_cm, which
+	# ipoib_ng needs as well.
+	rmmod ib_ipoib || return 1
 	return $rc
 }
 

@@ -697,7 +697,10 @@ static void live_case_exit(struct kunit *test)
 
 /* ---- cases ---- */
 
-/* The link address is flags 0, the QPN of a UD QP in RTS, the port GID. */
+/*
+ * The link address is the flags (connected mode where the device has CM),
+ * the QPN of a UD QP in RTS, the port GID.
+ */
 static void live_test_address(struct kunit *test)
 {
 	struct ipng_dev *ipd = live.ipd;
@@ -708,7 +711,9 @@ static void live_test_address(struct kunit *test)
 
 	memcpy(addr, live.ndev->dev_addr, sizeof(addr));
 	KUNIT_EXPECT_EQ(test, live.ndev->addr_len, IPNG_ADDR_LEN);
-	KUNIT_EXPECT_EQ(test, ipng_addr_flags(addr), 0);
+	KUNIT_EXPECT_EQ(test, ipng_addr_flags(addr),
+			ipd->cm ? IPNG_FLAG_RC : 0);
+	KUNIT_EXPECT_NOT_NULL(test, ipd->cm);	/* rxe has RC and CM */
 	KUNIT_EXPECT_EQ(test, ipng_addr_qpn(addr), ipd->qp->qp_num);
 	KUNIT_EXPECT_EQ(test, ipd->qp->qp_type, IB_QPT_UD);
 	ipng_addr_gid(addr, &gid);
