@@ -164,6 +164,12 @@ for k in "$vmres"/vm*/*.ktap; do
 	p=$(grep -o 'passed: [0-9]*' <<<"$summary" | grep -o '[0-9]*')
 	f=$(grep -o 'failed: [0-9]*' <<<"$summary" | grep -o '[0-9]*')
 	s=$(grep -o 'skipped: [0-9]*' <<<"$summary" | grep -o '[0-9]*')
+	# A crashed case or a KTAP parse error (a truncated result line, say)
+	# is a failure too, or a failing case could go unseen.
+	c=$(grep -o 'crashed: [0-9]*' <<<"$summary" | grep -o '[0-9]*')
+	e=$(grep -o 'errors: [0-9]*' <<<"$summary" | grep -o '[0-9]*')
+	f=$(( ${f:-0} + ${c:-0} ))
+	[ "${e:-0}" = 0 ] || fail "$name: $e KTAP parse errors"
 	echo "$name: ${summary:-no results}"
 	if [ -z "$ran" ] || [ "$ran" = 0 ]; then
 		fail "$name: no test ran"
