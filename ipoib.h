@@ -523,6 +523,9 @@ void ipng_netlink_exit(void);
 /* ipoib_ethtool.c */
 extern const struct ethtool_ops ipng_ethtool_ops;
 
+/* ipoib_trace.c */
+void ipng_drop(struct ipng_dev *ipd, enum ipng_stat why, unsigned int n);
+
 /* ipoib_fs.c */
 int ipng_fs_init(void);
 void ipng_fs_exit(void);

@@ -82,14 +82,16 @@ static void ipng_get_stats64(struct net_device *ndev,
 	st->rx_dropped = c[IPNG_STAT_RX_DROP_SHORT] +
 			 c[IPNG_STAT_RX_DROP_PROTO] +
 			 c[IPNG_STAT_RX_DROP_OWN_MCAST] +
-			 c[IPNG_STAT_RX_DROP_NOMEM];
+			 c[IPNG_STAT_RX_DROP_NOMEM] +
+			 c[IPNG_STAT_RX_DROP_BACKLOG];
 	st->tx_dropped = c[IPNG_STAT_TX_DROP_NO_PATH] +
 			 c[IPNG_STAT_TX_DROP_QUEUE_FULL] +
 			 c[IPNG_STAT_TX_DROP_BAD_HEADER] +
 			 c[IPNG_STAT_TX_DROP_TOO_BIG] +
 			 c[IPNG_STAT_TX_DROP_POST] +
 			 c[IPNG_STAT_TX_DROP_RING_FULL] +
-			 c[IPNG_STAT_TX_DROP_CM_QUEUE];
+			 c[IPNG_STAT_TX_DROP_CM_QUEUE] +
+			 c[IPNG_STAT_TX_DROP_NOT_JOINED];
 }
 
 static const struct net_device_ops ipng_netdev_ops = {

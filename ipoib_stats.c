@@ -27,6 +27,9 @@ const char * const ipng_stat_names[IPNG_STAT_MAX] = {
 	[IPNG_STAT_TX_DROP_CM_QUEUE]	= "tx_drop_cm_queue",
 	[IPNG_STAT_TX_CM_FALLBACK]	= "tx_cm_fallback",
 	[IPNG_STAT_CM_CAP]		= "cm_cap_reached",
+	[IPNG_STAT_TX_DROP_NOT_JOINED]	= "tx_drop_not_joined",
+	[IPNG_STAT_RX_DROP_BACKLOG]	= "rx_drop_backlog",
+	[IPNG_STAT_TX_TIMEOUT]		= "tx_timeouts",
 };
 
 /**

@@ -34,6 +34,11 @@
  *	no RC connection was up (peer not capable, rejected, failed, cap)
  * @IPNG_STAT_CM_CAP: connections not made or refused because
  *	max_connections were up
+ * @IPNG_STAT_TX_DROP_NOT_JOINED: multicast to a group that could not be
+ *	joined (send-only join failed)
+ * @IPNG_STAT_RX_DROP_BACKLOG: received packet handed to another channel
+ *	whose backlog was full
+ * @IPNG_STAT_TX_TIMEOUT: send queues found stuck by the watchdog and reset
  * @IPNG_STAT_MAX: number of counters
  */
 enum ipng_stat {
@@ -56,6 +61,9 @@ enum ipng_stat {
 	IPNG_STAT_TX_DROP_CM_QUEUE,
 	IPNG_STAT_TX_CM_FALLBACK,
 	IPNG_STAT_CM_CAP,
+	IPNG_STAT_TX_DROP_NOT_JOINED,
+	IPNG_STAT_RX_DROP_BACKLOG,
+	IPNG_STAT_TX_TIMEOUT,
 	IPNG_STAT_MAX
 };
 
