@@ -160,6 +160,13 @@ kernel_cmdline() {
 	# identify_cpu() has the CPU feature bits cleared gets a false "BUG:
 	# KASAN: wild-memory-access" (KASAN_SHADOW_START follows the LA57 bit).
 	cmd+=" no5lvl printk.time=1"
+	# acpi=noirq: under KASAN the ACPI interpreter runs the PCI _PRT
+	# method into its loop timeout (minutes of boot, virtio IRQs lost);
+	# the PIIX router and the MP table route IRQs instead. ACPI itself
+	# stays on: it brings up the second vCPU and a real clocksource.
+	if grep -q '^CONFIG_KASAN=y' "$kernel/.config" 2>/dev/null; then
+		cmd+=" acpi=noirq"
+	fi
 	cmd+=" init=$here/guest-init.sh"
 	cmd+=" ipng_vm=$i ipng_nvms=$nvms ipng_script=${script:-none} ipng_mtu=$mtu"
 	cmd+=" ipng_moddir=$moddir ipng_repo=$repo ipng_timeout=$guest_timeout"
