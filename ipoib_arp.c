@@ -408,6 +408,30 @@ unsigned int ipng_paths_count(struct ipng_dev *ipd)
 	return atomic_read(&ipd->paths.nelems);
 }
 
+/**
+ * ipng_paths_backlog() - packets waiting for their path to resolve
+ * @ipd: interface
+ *
+ * Process context; walks the cache under RCU.
+ *
+ * Return: the sum of the resolve queues.
+ */
+unsigned int ipng_paths_backlog(struct ipng_dev *ipd)
+{
+	struct rhashtable_iter iter;
+	struct ipng_path *path;
+	unsigned int n = 0;
+
+	rhashtable_walk_enter(&ipd->paths, &iter);
+	rhashtable_walk_start(&iter);
+	while ((path = rhashtable_walk_next(&iter)))
+		if (!IS_ERR(path))
+			n += skb_queue_len_lockless(&path->queue);
+	rhashtable_walk_stop(&iter);
+	rhashtable_walk_exit(&iter);
+	return n;
+}
+
 static const char * const ipng_path_state_names[] = {
 	[IPNG_PATH_RESOLVING]	= "resolving",
 	[IPNG_PATH_VALID]	= "valid",
