@@ -322,12 +322,18 @@ struct ipng_chan {
  *	RC connections (changed under RTNL, read anywhere)
  * @IPNG_F_TX_STALL: fault injection (debugfs tx_stall): NAPI leaves send
  *	completions alone until the stall detector resets the channels
+ * @IPNG_F_QUIESCED: the channels are being reset or rebuilt: completions
+ *	must not wake the transmit queues
+ * @IPNG_F_WATCHDOG: the netdev watchdog found a transmit queue stopped for
+ *	too long: the stall detector resets the channels on its next run
  */
 enum ipng_flags {
 	IPNG_F_OPEN,
 	IPNG_F_DYING,
 	IPNG_F_CONNECTED,
 	IPNG_F_TX_STALL,
+	IPNG_F_QUIESCED,
+	IPNG_F_WATCHDOG,
 };
 
 /**

@@ -230,8 +230,8 @@ static int ipng_chan_poll(struct napi_struct *napi, int budget)
 	if (c->steered)
 		ipng_chan_kick_steered(c);
 	ipng_chan_stat_add(c, &c->stats.polls, 1);
-	if (c->moder.set.adaptive_rx || c->moder.set.adaptive_tx)
-		ipng_chan_dim_sample(c);
+	/* Feeds DIM where a direction is adaptive; a no-op otherwise. */
+	ipng_chan_dim_sample(c);
 	if (rx >= budget)
 		return budget;
 
@@ -463,12 +463,16 @@ static void ipng_chan_start(struct ipng_chan *c)
 	struct ipng_dev *ipd = c->ipd;
 	struct ib_cq *rx_cqs[IPNG_MODER_CQS] = { c->recv_cq };
 	struct ib_cq *tx_cqs[IPNG_MODER_CQS] = { c->send_cq };
+	u64 holdoffs;
 
 	if (!c->index) {
 		rx_cqs[1] = ipd->cm_recv_cq;
 		tx_cqs[1] = ipd->cm_send_cq;
 	}
+	/* ipng_moder_init() starts from zero; the counter goes on. */
+	holdoffs = c->moder.holdoffs;
 	ipng_moder_init(&c->moder, &c->napi, rx_cqs, tx_cqs, &ipd->coal);
+	c->moder.holdoffs = holdoffs;
 	napi_enable(&c->napi);
 	/* The first poll takes what is there and arms the CQs. */
 	napi_schedule(&c->napi);
@@ -599,6 +603,7 @@ static int ipng_chans_restart(struct ipng_dev *ipd,
 	int err = 0;
 
 	if (open) {
+		set_bit(IPNG_F_QUIESCED, &ipd->flags);
 		netif_tx_disable(ipd->ndev);
 		ipng_chans_halt(ipd, false);
 	}
@@ -608,6 +613,7 @@ static int ipng_chans_restart(struct ipng_dev *ipd,
 		if (err)
 			netdev_err(ipd->ndev, "cannot restart the channels: %d\n",
 				   err);
+		clear_bit(IPNG_F_QUIESCED, &ipd->flags);
 		netif_tx_wake_all_queues(ipd->ndev);
 	}
 	return err;
@@ -856,11 +862,11 @@ static void ipng_stall_work(struct work_struct *work)
 	for (i = 0; i < ipd->nchans; i++)
 		if (ipng_chan_stuck(ipng_chan(ipd, i)) && stuck < 0)
 			stuck = i;
-	if (stuck >= 0) {
+	if (stuck >= 0)
 		netdev_warn(ipd->ndev, "send queue of channel %d made no progress for %u ms, resetting the channels\n",
 			    stuck, jiffies_to_msecs(IPNG_STALL_TIMEOUT));
+	if (test_and_clear_bit(IPNG_F_WATCHDOG, &ipd->flags) || stuck >= 0)
 		ipng_chans_recover(ipd);
-	}
 	queue_delayed_work(ipng_wq, &ipd->stall_work, IPNG_STALL_PERIOD);
 out:
 	rtnl_unlock();
@@ -932,6 +938,8 @@ void ipng_chans_cleanup(struct ipng_dev *ipd)
 	struct ipng_chan *c;
 	unsigned int i;
 
+	/* Stopped with the interface; a watchdog kick may be left. */
+	cancel_delayed_work_sync(&ipd->stall_work);
 	for (i = 0; i < IPNG_MAX_CHANNELS; i++) {
 		c = rcu_dereference_protected(ipd->chans[i], true);
 		if (!c)

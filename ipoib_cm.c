@@ -590,12 +590,13 @@ static void ipng_cm_send(struct ipng_cm_tx *tx, struct sk_buff *skb)
 	if (ipng_tx_map(ipd, skb, slot, &sge))
 		goto drop_post;
 	atomic_inc(&cm->tx_inflight);
+	/* Once posted, the send may complete and free @skb at once. */
+	skb_tx_timestamp(skb);
 	if (ib_post_send(tx->qp, &wr, NULL)) {
 		atomic_dec(&cm->tx_inflight);
 		ipng_take_slot(ipd, slot, DMA_TO_DEVICE);
 		goto drop_post;
 	}
-	skb_tx_timestamp(skb);
 	/* The slot is filled before the completion side can see it used. */
 	smp_store_release(&tx->head, tx->head + 1);
 	ipng_tx_maybe_stop(c);

@@ -271,19 +271,39 @@ void ipng_moder_set(struct ipng_moder *m, const struct ipng_coal *c)
 }
 EXPORT_SYMBOL_IF_KUNIT(ipng_moder_set);
 
-/* End of a software hold-off: the channel polls again. */
+/* Arm @cq for its next completion; true if some arrived unreported. */
+static bool ipng_moder_arm(struct ib_cq *cq)
+{
+	return cq && ib_req_notify_cq(cq, IB_CQ_NEXT_COMP |
+				      IB_CQ_REPORT_MISSED_EVENTS) > 0;
+}
+
+/*
+ * End of a software hold-off: the CQs are armed again, as NAPI would have
+ * done without the hold-off, and the channel polls at once if completions
+ * arrived meanwhile. A hold-off in which nothing arrived costs no poll:
+ * the next completion event schedules NAPI as usual.
+ */
 static enum hrtimer_restart ipng_moder_timer(struct hrtimer *timer)
 {
 	struct ipng_moder *m = container_of(timer, struct ipng_moder, timer);
+	bool missed = false;
+	int i;
 
-	napi_schedule(m->napi);
+	for (i = 0; i < IPNG_MODER_CQS; i++) {
+		missed |= ipng_moder_arm(m->rx_cqs[i]);
+		missed |= ipng_moder_arm(m->tx_cqs[i]);
+	}
+	if (missed)
+		napi_schedule(m->napi);
 	return HRTIMER_NORESTART;
 }
 
 /**
  * ipng_moder_init() - set up the moderation of a channel
  * @m: the moderation state, not in use (any previous content is lost)
- * @napi: the channel's NAPI context, scheduled when a hold-off ends
+ * @napi: the channel's NAPI context, scheduled when a hold-off ends with
+ *	completions waiting
  * @rx_cqs: the receive CQs, %IPNG_MODER_CQS entries (NULL ones unused);
  *	may be NULL for none
  * @tx_cqs: the send CQs, likewise
@@ -335,8 +355,9 @@ EXPORT_SYMBOL_IF_KUNIT(ipng_moder_init);
  *
  * Called once napi_complete_done() returned true. With work found and a
  * software hold-off configured (receive settings if @rx_done, else send
- * settings), starts @m->timer, which schedules NAPI when it ends, instead
- * of letting the caller arm the CQs.
+ * settings), starts @m->timer, which arms the CQs when it ends (and
+ * schedules NAPI if completions are waiting), instead of letting the
+ * caller arm them now.
  *
  * Context: NAPI (softirq).
  * Return: true when a hold-off started (the CQs stay unarmed), false when

@@ -34,9 +34,12 @@ static int ipng_stop(struct net_device *ndev)
 {
 	struct ipng_dev *ipd = ipng_priv(ndev);
 
-	netif_tx_disable(ndev);
-	if (!test_and_clear_bit(IPNG_F_OPEN, &ipd->flags))
+	/* Cleared first: completions no longer wake the queues. */
+	if (!test_and_clear_bit(IPNG_F_OPEN, &ipd->flags)) {
+		netif_tx_disable(ndev);
 		return 0;
+	}
+	netif_tx_disable(ndev);
 	ipng_mcast_stop(ipd);
 	ipng_paths_stop(ipd);
 	ipng_cm_stop(ipd);
@@ -67,12 +70,16 @@ static void ipng_set_rx_mode(struct net_device *ndev)
 	ipng_mcast_rx_mode(ipng_priv(ndev));
 }
 
-/* A send queue made no progress: the stall detector resets the channels. */
+/*
+ * A transmit queue stayed stopped (a send ring or the connections full
+ * without progress): the stall detector resets the channels.
+ */
 static void ipng_tx_timeout(struct net_device *ndev, unsigned int txqueue)
 {
 	struct ipng_dev *ipd = ipng_priv(ndev);
 
 	netdev_warn(ndev, "transmit queue %u timed out\n", txqueue);
+	set_bit(IPNG_F_WATCHDOG, &ipd->flags);
 	mod_delayed_work(ipng_wq, &ipd->stall_work, 0);
 }
 

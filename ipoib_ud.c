@@ -177,7 +177,8 @@ void ipng_tx_wake(struct ipng_chan *c)
 	 */
 	smp_mb();
 	if (netif_tx_queue_stopped(txq) &&
-	    test_bit(IPNG_F_OPEN, &ipd->flags) && ipng_tx_room(c))
+	    test_bit(IPNG_F_OPEN, &ipd->flags) &&
+	    !test_bit(IPNG_F_QUIESCED, &ipd->flags) && ipng_tx_room(c))
 		netif_tx_wake_queue(txq);
 }
 
@@ -284,11 +285,12 @@ void ipng_ud_send(struct ipng_dev *ipd, struct sk_buff *skb,
 		goto drop;
 	slot->ah = ipng_ah_get(ah);
 	wr.wr.sg_list = &sge;
+	/* Once posted, the send may complete and free @skb at once. */
+	skb_tx_timestamp(skb);
 	if (ib_post_send(c->qp, &wr.wr, NULL)) {
 		ipng_take_slot(ipd, slot, DMA_TO_DEVICE);
 		goto drop;
 	}
-	skb_tx_timestamp(skb);
 	/* The slot is filled before the completion side can see it used. */
 	smp_store_release(&tx->head, tx->head + 1);
 	ipng_tx_maybe_stop(c);
