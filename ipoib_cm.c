@@ -25,6 +25,7 @@
 #include <rdma/ib_cm.h>
 
 #include "ipoib.h"
+#include "ipoib_trace.h"
 
 #define IPNG_CM_FRAGS		DIV_ROUND_UP(IPNG_CM_BUF_LEN, PAGE_SIZE)
 #define IPNG_CM_QUEUE_MAX	64	/* packets held while connecting */
@@ -680,15 +681,20 @@ static unsigned int ipng_cm_tx_step_locked(struct ipng_cm_tx *tx,
 	return act;
 }
 
-static void ipng_cm_tx_event(struct ipng_cm_tx *tx, enum ipng_cm_event event)
+/* Step @tx; @err: what made a setup fail, if known (tracing). */
+static void ipng_cm_tx_event_err(struct ipng_cm_tx *tx,
+				 enum ipng_cm_event event, int err)
 {
 	struct net_device *ndev = tx->cm->ipd->ndev;
-	enum ipng_cm_state old;
+	enum ipng_cm_state old, new;
 	unsigned int act;
 
 	netif_tx_lock_bh(ndev);
 	act = ipng_cm_tx_step_locked(tx, event, &old);
+	new = tx->state;
 	netif_tx_unlock_bh(ndev);
+	ipng_trace_cm_step(tx->cm->ipd, true, tx->key.qpn, tx->key.gid.raw,
+			   old, new, event, err);
 
 	if (act & IPNG_CM_ACT_SEND_RTU)
 		ib_send_cm_rtu(tx->id, NULL, 0);
@@ -699,6 +705,11 @@ static void ipng_cm_tx_event(struct ipng_cm_tx *tx, enum ipng_cm_event event)
 	if ((act & IPNG_CM_ACT_RELEASE) ||
 	    (READ_ONCE(tx->state) == IPNG_CM_CLOSING && old != IPNG_CM_CLOSING))
 		queue_work(tx->cm->wq, &tx->release_work);
+}
+
+static void ipng_cm_tx_event(struct ipng_cm_tx *tx, enum ipng_cm_event event)
+{
+	ipng_cm_tx_event_err(tx, event, 0);
 }
 
 static void ipng_cm_tx_error_work(struct work_struct *work)
@@ -771,7 +782,7 @@ static void ipng_cm_tx_rep(struct ipng_cm_tx *tx, const struct ib_cm_event *ev)
 			   tx->key.qpn, err);
 		ib_send_cm_rej(tx->id, IB_CM_REJ_CONSUMER_DEFINED, NULL, 0,
 			       NULL, 0);
-		ipng_cm_tx_event(tx, IPNG_CM_EV_SETUP_ERROR);
+		ipng_cm_tx_event_err(tx, IPNG_CM_EV_SETUP_ERROR, err);
 		return;
 	}
 	tx->mtu = mtu;
@@ -919,7 +930,7 @@ static void ipng_cm_tx_connect_work(struct work_struct *work)
 fail:
 	netdev_dbg(ipd->ndev, "no connection to QPN 0x%06x GID %pI6: %d\n",
 		   tx->key.qpn, tx->key.gid.raw, err);
-	ipng_cm_tx_event(tx, IPNG_CM_EV_SETUP_ERROR);
+	ipng_cm_tx_event_err(tx, IPNG_CM_EV_SETUP_ERROR, err);
 }
 
 /* Forget a closed connection; transmitters may still look at it. */
@@ -1129,6 +1140,8 @@ static void ipng_cm_rx_event(struct ipng_cm_rx *rx, enum ipng_cm_event event)
 	new = ipng_cm_step(old, event, &act);
 	rx->state = new;
 	spin_unlock_bh(&cm->lock);
+	ipng_trace_cm_step(cm->ipd, false, ipng_addr_qpn(rx->addr),
+			   rx->addr + IPNG_GID_OFFSET, old, new, event, 0);
 
 	if (act & IPNG_CM_ACT_SEND_DREP)
 		ib_send_cm_drep(rx->id, NULL, 0);
@@ -1364,9 +1377,12 @@ err_free:
 	}
 	ipng_cm_rx_free(rx);
 out:
-	if (err)
+	if (err) {
 		netdev_dbg(ipd->ndev, "refused a connection from QPN 0x%06x: %d\n",
 			   qpn, err);
+		trace_cm_connect(ipd->ndev, qpn, req->primary_path->dgid.raw,
+				 false, err);
+	}
 	if (atomic_dec_and_test(&cm->req_busy))
 		wake_up_var(&cm->req_busy);
 	return err;
@@ -1830,6 +1846,9 @@ static unsigned int ipng_cm_idle_s(unsigned long since)
  * ipng_cm_dump() - one line per connection for debugfs
  * @ipd: interface
  * @m: seq_file
+ *
+ * A header line naming the fields comes first, also without connected
+ * mode.
  */
 void ipng_cm_dump(struct ipng_dev *ipd, struct seq_file *m)
 {
@@ -1837,21 +1856,24 @@ void ipng_cm_dump(struct ipng_dev *ipd, struct seq_file *m)
 	struct ipng_cm_tx *tx;
 	struct ipng_cm_rx *rx;
 
+	seq_puts(m, "# dir qpn gid state rc_qpn mtu idle_s queued age_s\n");
 	if (!cm)
 		return;
 	spin_lock_bh(&cm->lock);
 	list_for_each_entry(tx, &cm->tx_list, list)
-		seq_printf(m, "tx qpn 0x%06x gid %pI6 state %s rc_qpn 0x%06x mtu %u idle_s %u queued %u\n",
+		seq_printf(m, "tx qpn 0x%06x gid %pI6 state %s rc_qpn 0x%06x mtu %u idle_s %u queued %u age_s %u\n",
 			   tx->key.qpn, tx->key.gid.raw,
 			   ipng_cm_state_name(READ_ONCE(tx->state)),
 			   tx->qp ? tx->qp->qp_num : 0, tx->mtu,
 			   ipng_cm_idle_s(READ_ONCE(tx->last_used)),
-			   skb_queue_len_lockless(&tx->queue));
+			   skb_queue_len_lockless(&tx->queue),
+			   ipng_cm_idle_s(tx->created));
 	list_for_each_entry(rx, &cm->rx_list, list)
-		seq_printf(m, "rx qpn 0x%06x gid %pI6 state %s rc_qpn 0x%06x mtu %u idle_s %u queued 0\n",
+		seq_printf(m, "rx qpn 0x%06x gid %pI6 state %s rc_qpn 0x%06x mtu %u idle_s %u queued 0 age_s %u\n",
 			   ipng_addr_qpn(rx->addr), rx->addr + IPNG_GID_OFFSET,
 			   ipng_cm_state_name(rx->state),
 			   rx->qp ? rx->qp->qp_num : 0, cm->mtu,
-			   ipng_cm_idle_s(READ_ONCE(rx->last_rx)));
+			   ipng_cm_idle_s(READ_ONCE(rx->last_rx)),
+			   ipng_cm_idle_s(rx->created));
 	spin_unlock_bh(&cm->lock);
 }
