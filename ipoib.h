@@ -19,11 +19,15 @@
 #include <rdma/ib_verbs.h>
 
 #include "ipoib_cm_state.h"
+#include "ipoib_moder.h"
 #include "ipoib_stats.h"
 #include "ipoib_wire.h"
 
 #define IPNG_WC_BATCH	16	/* completions polled at once */
 #define IPNG_REPAIR_TRIES	10	/* GID repairs after a port event */
+#define IPNG_RING_MIN		64	/* ring entries, module params and -G */
+#define IPNG_RING_MAX		8192
+#define IPNG_MAX_CHANNELS	16	/* ethtool -L combined */
 
 /* The link header the stack builds: destination address + IPoIB header. */
 #define IPNG_HARD_LEN	(IPNG_ADDR_LEN + IPNG_HLEN)
@@ -193,6 +197,8 @@ struct ipng_slot {
  * @head: next slot to post; written by the transmit path only
  * @tail: next slot to complete; written by NAPI only
  * @cqe: completion entry of every send
+ * @seen_tail: @tail at the stall detector's last look
+ * @seen_at: jiffies when @tail was last seen moving (or the ring empty)
  */
 struct ipng_tx_ring {
 	struct ipng_slot *slots;
@@ -200,6 +206,8 @@ struct ipng_tx_ring {
 	u32 head;
 	u32 tail;
 	struct ib_cqe cqe;
+	u32 seen_tail;
+	unsigned long seen_at;
 };
 
 /**
@@ -221,16 +229,111 @@ struct ipng_rx_ring {
 };
 
 /**
+ * struct ipng_chan_stats - counters of one channel
+ * @syncp: makes 64-bit reads consistent on 32-bit hosts
+ * @rx_packets: packets this channel passed up the stack
+ * @rx_bytes: their bytes, IPoIB header excluded
+ * @tx_packets: sends completed successfully on this channel's CQs
+ * @tx_bytes: their bytes, IPoIB header excluded
+ * @polls: NAPI polls
+ *
+ * Written only by the channel's NAPI context.
+ */
+struct ipng_chan_stats {
+	struct u64_stats_sync syncp;
+	u64_stats_t rx_packets;
+	u64_stats_t rx_bytes;
+	u64_stats_t tx_packets;
+	u64_stats_t tx_bytes;
+	u64_stats_t polls;
+};
+
+/**
+ * struct ipng_chan_counters - a snapshot of channel counters
+ * @rx_packets: see &struct ipng_chan_stats
+ * @rx_bytes: see &struct ipng_chan_stats
+ * @tx_packets: see &struct ipng_chan_stats
+ * @tx_bytes: see &struct ipng_chan_stats
+ * @polls: see &struct ipng_chan_stats
+ * @events: completion events (CQ interrupts) of the channel's CQs
+ * @holdoffs: software moderation hold-offs
+ */
+struct ipng_chan_counters {
+	u64 rx_packets;
+	u64 rx_bytes;
+	u64 tx_packets;
+	u64 tx_bytes;
+	u64 polls;
+	u64 events;
+	u64 holdoffs;
+};
+
+/**
+ * struct ipng_chan - one channel: a send queue, its CQs and a NAPI context
+ * @ipd: the interface
+ * @index: channel number, also its transmit queue
+ * @cpu: the CPU whose softirq runs receives steered to this channel
+ * @napi: polls the channel's CQs and its backlog
+ * @qp: UD QP; channel 0's is the interface's QP (the one in the link
+ *	address, which also receives), the others only send
+ * @send_cq: completions of @qp's sends
+ * @recv_cq: channel 0 only: completions of the UD receives
+ * @tx: UD send ring
+ * @rx: channel 0 only: UD receive ring
+ * @backlog: received packets channel 0 steered to this channel
+ * @csd: schedules @napi on @cpu
+ * @kick_pending: @csd is in flight
+ * @steered: NAPI of channel 0: channels given packets during this poll
+ * @moder: interrupt moderation
+ * @stats: counters written by @napi
+ * @events: completion events of the channel's CQs (any context)
+ * @rcu: frees the channel after counter readers are done with it
+ * @wcs: completion batch of @napi
+ *
+ * Channels are created and destroyed under RTNL with the datapath
+ * stopped; &ipng_dev.chans is RCU-protected for counter readers.
+ */
+struct ipng_chan {
+	struct ipng_dev *ipd;
+	unsigned int index;
+	int cpu;
+	struct napi_struct napi;
+	struct ib_qp *qp;
+	struct ib_cq *send_cq;
+	struct ib_cq *recv_cq;
+	struct ipng_tx_ring tx;
+	struct ipng_rx_ring rx;
+	struct sk_buff_head backlog;
+	call_single_data_t csd;
+	unsigned long kick_pending;
+	unsigned long steered;
+	struct ipng_moder moder;
+	struct ipng_chan_stats stats;
+	atomic64_t events;
+	struct rcu_head rcu;
+	struct ib_wc wcs[IPNG_WC_BATCH];
+};
+
+/**
  * enum ipng_flags - bits in &ipng_dev.flags
  * @IPNG_F_OPEN: ndo_open ran and ndo_stop has not; the QP is in RTS
  * @IPNG_F_DYING: the port is being removed; no new port work is queued
  * @IPNG_F_CONNECTED: connected mode: unicast to RC-capable peers goes over
  *	RC connections (changed under RTNL, read anywhere)
+ * @IPNG_F_TX_STALL: fault injection (debugfs tx_stall): NAPI leaves send
+ *	completions alone until the stall detector resets the channels
+ * @IPNG_F_QUIESCED: the channels are being reset or rebuilt: completions
+ *	must not wake the transmit queues
+ * @IPNG_F_WATCHDOG: the netdev watchdog found a transmit queue stopped for
+ *	too long: the stall detector resets the channels on its next run
  */
 enum ipng_flags {
 	IPNG_F_OPEN,
 	IPNG_F_DYING,
 	IPNG_F_CONNECTED,
+	IPNG_F_TX_STALL,
+	IPNG_F_QUIESCED,
+	IPNG_F_WATCHDOG,
 };
 
 /**
@@ -240,9 +343,8 @@ enum ipng_flags {
  * @port: port number on @ca (1-based)
  * @fabric: link-layer ops of the port
  * @pd: protection domain of all verbs objects of the interface
- * @send_cq: completion queue of the UD send queue
- * @recv_cq: completion queue of the UD receive queue
- * @qp: the UD queue pair whose number is in the link address
+ * @qp: the UD queue pair whose number is in the link address (channel
+ *	0's; it never changes while the interface exists)
  * @pkey: P_Key of the interface, full-membership bit set
  * @pkey_index: index of @pkey in the port's P_Key table
  * @qkey: Q_Key the UD QP accepts
@@ -253,11 +355,18 @@ enum ipng_flags {
  * @repair_tries: repair attempts since the last port event
  * @notify_work: announces the interface's address after it comes up
  * @list: entry in &ipng_ca.ports
- * @napi: polls both CQs
- * @wcs: completion batch of @napi
+ * @chans: channels 0 .. @max_chans - 1 (NULL where not in use)
+ * @nchans: channels in use (ethtool -L combined)
+ * @max_chans: channels the device's completion vectors and CPUs allow
+ * @tx_ring_size: UD send ring entries per channel (ethtool -G tx)
+ * @rx_ring_size: UD receive ring entries (ethtool -G rx)
+ * @tx_ring_max: send queue capacity of the UD QPs
+ * @rx_ring_max: receive queue capacity of the UD QP
+ * @coal: moderation settings of every channel (ethtool -C)
+ * @chan_seq: readers of @chans and @retired retry across a change
+ * @retired: counters of channels removed by ethtool -L
+ * @stall_work: the stuck send queue detector, every second while open
  * @stats: per-CPU counters
- * @tx: send ring
- * @rx: receive ring
  * @paths: path cache, struct ipng_path keyed by destination GID
  * @neighs: neighbour table, struct ipng_neigh keyed by QPN + GID
  * @path_gen: bumped by every flush; older neighbour entries are stale
@@ -266,6 +375,9 @@ enum ipng_flags {
  * @mcast: multicast state (ipoib_multicast.c)
  * @mcast_work: runs passes of the multicast state machine
  * @port_mtu: active IB MTU of the port (enum ib_mtu), read with the port
+ * @speed: port speed in Mb/s (width x lane speed), 0 if unknown; read
+ *	with the port, for ethtool (which runs under RTNL, where RoCE ports
+ *	cannot be queried)
  * @bcast_mtu: datagram MTU allowed by the broadcast group, 0 if unknown
  * @bcast_rec: InfiniBand: the broadcast group's MCMemberRecord; other
  *	groups are created with its parameters
@@ -289,8 +401,6 @@ struct ipng_dev {
 	const struct ipng_fabric_ops *fabric;
 
 	struct ib_pd *pd;
-	struct ib_cq *send_cq;
-	struct ib_cq *recv_cq;
 	struct ib_qp *qp;
 
 	u16 pkey;
@@ -305,11 +415,18 @@ struct ipng_dev {
 	struct work_struct notify_work;
 	struct list_head list;
 
-	struct napi_struct napi;
-	struct ib_wc wcs[IPNG_WC_BATCH];
+	struct ipng_chan __rcu *chans[IPNG_MAX_CHANNELS];
+	unsigned int nchans;
+	unsigned int max_chans;
+	u32 tx_ring_size;
+	u32 rx_ring_size;
+	u32 tx_ring_max;
+	u32 rx_ring_max;
+	struct ipng_coal coal;
+	seqcount_t chan_seq;
+	struct ipng_chan_counters retired;
+	struct delayed_work stall_work;
 	struct ipng_pcpu_stats __percpu *stats;
-	struct ipng_tx_ring tx;
-	struct ipng_rx_ring rx;
 
 	struct rhashtable paths;
 	struct rhashtable neighs;
@@ -320,6 +437,7 @@ struct ipng_dev {
 	struct delayed_work mcast_work;
 
 	enum ib_mtu port_mtu;
+	u32 speed;
 	int bcast_mtu;
 	struct ib_sa_mcmember_rec bcast_rec;
 	int ud_mtu;
@@ -369,6 +487,7 @@ struct ipng_dev *ipng_dev_create(struct ib_device *ca, u32 port,
 void ipng_dev_destroy(struct ipng_dev *ipd);
 void ipng_dev_refresh(struct ipng_dev *ipd);
 void ipng_dev_set_bcast_mtu(struct ipng_dev *ipd, int mtu);
+void ipng_stats_read(struct ipng_dev *ipd, u64 c[IPNG_STAT_MAX]);
 
 /* ipoib_ud.c */
 extern const struct header_ops ipng_header_ops;
@@ -376,14 +495,74 @@ void ipng_ud_send(struct ipng_dev *ipd, struct sk_buff *skb,
 		  struct ipng_ah *ah, u32 qpn);
 void ipng_too_big(struct ipng_dev *ipd, struct sk_buff *skb,
 		  unsigned int mtu);
-bool ipng_tx_room(struct ipng_dev *ipd);
-void ipng_tx_maybe_stop(struct ipng_dev *ipd);
-void ipng_tx_wake(struct ipng_dev *ipd);
-void ipng_ud_cq_event(struct ib_cq *cq, void *context);
-int ipng_ud_init(struct ipng_dev *ipd, u32 send_size, u32 recv_size);
-void ipng_ud_cleanup(struct ipng_dev *ipd);
-int ipng_ud_start(struct ipng_dev *ipd);
-void ipng_ud_stop(struct ipng_dev *ipd);
+struct ipng_chan *ipng_tx_chan(struct ipng_dev *ipd, struct sk_buff *skb);
+void ipng_tx_maybe_stop(struct ipng_chan *c);
+void ipng_tx_wake(struct ipng_chan *c);
+void ipng_tx_wake_all(struct ipng_dev *ipd);
+int ipng_ud_rings_alloc(struct ipng_chan *c, u32 send_size, u32 recv_size);
+void ipng_ud_rings_free(struct ipng_chan *c);
+int ipng_ud_fill(struct ipng_chan *c);
+void ipng_ud_drain(struct ipng_chan *c);
+u32 ipng_tx_depth(struct ipng_chan *c);
+struct sk_buff *ipng_take_slot(struct ipng_dev *ipd, struct ipng_slot *slot,
+			       enum dma_data_direction dir);
+int ipng_tx_map(struct ipng_dev *ipd, struct sk_buff *skb,
+		struct ipng_slot *slot, struct ib_sge *sge);
+
+/* ipoib_chan.c: channels, their NAPI contexts and receive steering */
+extern unsigned int ipng_num_channels;
+int ipng_chans_init(struct ipng_dev *ipd);
+void ipng_chans_cleanup(struct ipng_dev *ipd);
+int ipng_chans_open(struct ipng_dev *ipd);
+void ipng_chans_stop(struct ipng_dev *ipd);
+int ipng_chans_set(struct ipng_dev *ipd, unsigned int n, u32 tx_size,
+		   u32 rx_size, struct netlink_ext_ack *extack);
+void ipng_chans_set_coal(struct ipng_dev *ipd, const struct ipng_coal *c);
+void ipng_chans_recover(struct ipng_dev *ipd);
+void ipng_dev_cq_event(struct ib_cq *cq, void *context);
+void ipng_chan_rx(struct ipng_chan *c, struct sk_buff *skb, int target);
+int ipng_poll_cq(struct ipng_chan *c, struct ib_cq *cq, int budget);
+bool ipng_own_qpn(struct ipng_dev *ipd, u32 qpn);
+void ipng_chans_read(struct ipng_dev *ipd,
+		     struct ipng_chan_counters per[IPNG_MAX_CHANNELS],
+		     struct ipng_chan_counters *total);
+u32 ipng_chans_tx_depth(struct ipng_dev *ipd);
+
+/**
+ * ipng_chan0() - channel 0, which exists as long as the interface
+ * @ipd: interface
+ *
+ * Return: channel 0; its QP is @ipd->qp.
+ */
+static inline struct ipng_chan *ipng_chan0(struct ipng_dev *ipd)
+{
+	return rcu_dereference_protected(ipd->chans[0], true);
+}
+
+/**
+ * ipng_chan() - channel @i of an interface
+ * @ipd: interface
+ * @i: channel number
+ *
+ * Channels change only under RTNL with the datapath stopped, so NAPI,
+ * transmit and RTNL holders may use them as long as they run.
+ *
+ * Return: the channel, NULL past the channels in use.
+ */
+static inline struct ipng_chan *ipng_chan(struct ipng_dev *ipd,
+					  unsigned int i)
+{
+	return rcu_dereference_check(ipd->chans[i], rcu_read_lock_bh_held() ||
+				     lockdep_rtnl_is_held());
+}
+
+static inline void ipng_chan_stat_add(struct ipng_chan *c, u64_stats_t *cnt,
+				      u64 val)
+{
+	u64_stats_update_begin(&c->stats.syncp);
+	u64_stats_add(cnt, val);
+	u64_stats_update_end(&c->stats.syncp);
+}
 
 /* ipoib_arp.c */
 int ipng_paths_init(struct ipng_dev *ipd);
@@ -396,6 +575,7 @@ void ipng_path_xmit(struct ipng_dev *ipd, struct sk_buff *skb,
 void ipng_path_touch(struct ipng_dev *ipd, const union ib_gid *dgid,
 		     unsigned long used);
 unsigned int ipng_paths_count(struct ipng_dev *ipd);
+unsigned int ipng_paths_backlog(struct ipng_dev *ipd);
 void ipng_paths_dump(struct ipng_dev *ipd, struct seq_file *m);
 extern unsigned int ipng_path_timeout;
 
@@ -451,6 +631,8 @@ int ipng_ib_init(struct ipng_dev *ipd);
 void ipng_ib_cleanup(struct ipng_dev *ipd);
 int ipng_ib_open(struct ipng_dev *ipd);
 void ipng_ib_stop(struct ipng_dev *ipd);
+int ipng_ib_qp_to_rts(struct ipng_dev *ipd, struct ib_qp *qp);
+void ipng_ib_qp_reset(struct ipng_dev *ipd, struct ib_qp *qp);
 int ipng_ib_query_port(struct ipng_dev *ipd, struct ib_port_attr *attr);
 int ipng_ib_set_qkey(struct ipng_dev *ipd, u32 qkey);
 
@@ -496,6 +678,7 @@ void ipng_cm_flush_tx(struct ipng_dev *ipd);
 int ipng_cm_max_mtu(struct ipng_dev *ipd);
 bool ipng_cm_tx_room(struct ipng_dev *ipd);
 unsigned int ipng_cm_count(struct ipng_dev *ipd);
+unsigned int ipng_cm_backlog(struct ipng_dev *ipd);
 void ipng_cm_dump(struct ipng_dev *ipd, struct seq_file *m);
 
 /* ipoib_mode.c: datagram/connected mode and the MTU rules; the pure
@@ -520,8 +703,10 @@ extern struct rtnl_link_ops ipng_link_ops;
 int ipng_netlink_init(void);
 void ipng_netlink_exit(void);
 
-/* ipoib_ethtool.c */
+/* ipoib_ethtool.c; the pure functions are exported to KUnit */
 extern const struct ethtool_ops ipng_ethtool_ops;
+u32 ipng_port_speed(u8 speed, u8 width);
+int ipng_ring_size_round(u32 req, u32 max, u32 *size);
 
 /* ipoib_trace.c */
 void ipng_drop(struct ipng_dev *ipd, enum ipng_stat why, unsigned int n);

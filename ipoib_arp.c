@@ -7,12 +7,19 @@
  * IPNG_PATH_QUEUE_LEN packets wait on it. Paths unused for
  * ipng_path_timeout seconds are aged out; all are flushed on port events
  * and when the interface stops.
+ *
+ * Multicast GIDs are resolved here too; where the fabric needs a
+ * membership to send (InfiniBand), a failed resolution means the group
+ * could not be joined, and its packets are counted as tx_drop_not_joined
+ * rather than tx_drop_no_path. Resolution fires the ipoib_ng:path_resolve_*
+ * tracepoints.
  */
 #include <linux/module.h>
 #include <linux/rhashtable.h>
 #include <linux/skbuff.h>
 
 #include "ipoib.h"
+#include "ipoib_trace.h"
 
 #define IPNG_PATH_QUEUE_LEN	8
 #define IPNG_PATH_RETRY		HZ
@@ -44,11 +51,14 @@ enum ipng_path_state {
  * @node: in &ipng_dev.paths
  * @dgid: destination GID (the key)
  * @ipd: owning interface
- * @lock: protects @state, @queue and @failed_at
+ * @lock: protects @state, @queue, @failed_at and @drop
  * @state: see enum ipng_path_state
  * @ah: set once, when the path becomes VALID (read under RCU)
  * @queue: packets waiting for resolution, link header still on
  * @failed_at: jiffies of the last failure
+ * @drop: counter of packets dropped while FAILED: tx_drop_not_joined for a
+ *	multicast GID the fabric could not give us (no membership), else
+ *	tx_drop_no_path
  * @last_used: jiffies of the last transmit, for aging
  * @resolve_work: runs the resolution
  * @tries: resolution attempts answered "not yet" in a row
@@ -59,11 +69,12 @@ struct ipng_path {
 	struct rhash_head node;
 	union ib_gid dgid;
 	struct ipng_dev *ipd;
-	spinlock_t lock;	/* state, queue, failed_at */
+	spinlock_t lock;	/* state, queue, failed_at, drop */
 	enum ipng_path_state state;
 	struct ipng_ah __rcu *ah;
 	struct sk_buff_head queue;
 	unsigned long failed_at;
+	enum ipng_stat drop;
 	unsigned long last_used;
 	struct delayed_work resolve_work;
 	unsigned int tries;
@@ -108,6 +119,7 @@ static void ipng_path_resolve_work(struct work_struct *work)
 	struct ipng_path *path = container_of(to_delayed_work(work),
 					      struct ipng_path, resolve_work);
 	struct ipng_dev *ipd = path->ipd;
+	enum ipng_stat drop = IPNG_STAT_TX_DROP_NO_PATH;
 	struct sk_buff_head ready;
 	struct rdma_ah_attr attr;
 	struct ipng_ah *ah;
@@ -123,6 +135,11 @@ static void ipng_path_resolve_work(struct work_struct *work)
 	path->tries = 0;
 	if (err) {
 		ah = ERR_PTR(err);
+		/* A multicast GID (ff00::/8) the fabric refused: the group
+		 * could not be joined.
+		 */
+		if (path->dgid.raw[0] == 0xff)
+			drop = IPNG_STAT_TX_DROP_NOT_JOINED;
 	} else {
 		ah = ipng_ah_create(ipd, &attr);
 		rdma_destroy_ah_attr(&attr);
@@ -133,6 +150,7 @@ static void ipng_path_resolve_work(struct work_struct *work)
 	if (IS_ERR(ah)) {
 		path->state = IPNG_PATH_FAILED;
 		path->failed_at = jiffies;
+		path->drop = drop;
 	} else {
 		rcu_assign_pointer(path->ah, ah);
 		path->state = IPNG_PATH_VALID;
@@ -143,13 +161,14 @@ static void ipng_path_resolve_work(struct work_struct *work)
 	if (IS_ERR(ah)) {
 		netdev_dbg(ipd->ndev, "no path to %pI6: %ld\n", path->dgid.raw,
 			   PTR_ERR(ah));
+		trace_path_resolve_fail(ipd->ndev, &path->dgid, PTR_ERR(ah));
 		local_bh_disable();
-		ipng_stat_add(ipd->stats, IPNG_STAT_TX_DROP_NO_PATH,
-			      skb_queue_len(&ready));
+		ipng_drop(ipd, drop, skb_queue_len(&ready));
 		local_bh_enable();
 		__skb_queue_purge(&ready);
 		return;
 	}
+	trace_path_resolve_done(ipd->ndev, &path->dgid, ah);
 	/* Back through the qdisc: the path is valid now. */
 	while ((skb = __skb_dequeue(&ready)))
 		dev_queue_xmit(skb);
@@ -170,6 +189,7 @@ static struct ipng_path *ipng_path_new(struct ipng_dev *ipd,
 	spin_lock_init(&path->lock);
 	skb_queue_head_init(&path->queue);
 	path->state = IPNG_PATH_RESOLVING;
+	path->drop = IPNG_STAT_TX_DROP_NO_PATH;
 	path->last_used = jiffies;
 	INIT_DELAYED_WORK(&path->resolve_work, ipng_path_resolve_work);
 
@@ -179,6 +199,7 @@ static struct ipng_path *ipng_path_new(struct ipng_dev *ipd,
 		kfree(path);
 		return IS_ERR(old) ? NULL : old;
 	}
+	trace_path_resolve_start(ipd->ndev, dgid);
 	queue_delayed_work(ipng_wq, &path->resolve_work, 0);
 	return path;
 }
@@ -191,12 +212,14 @@ static struct ipng_path *ipng_path_new(struct ipng_dev *ipd,
 static struct ipng_ah *ipng_path_wait(struct ipng_path *path,
 				      struct sk_buff *skb)
 {
+	struct ipng_dev *ipd = path->ipd;
 	enum ipng_stat drop;
 
 	spin_lock(&path->lock);
 	if (path->state == IPNG_PATH_FAILED &&
 	    time_after(jiffies, path->failed_at + IPNG_PATH_RETRY)) {
 		path->state = IPNG_PATH_RESOLVING;
+		trace_path_resolve_start(ipd->ndev, &path->dgid);
 		queue_delayed_work(ipng_wq, &path->resolve_work, 0);
 	}
 	switch (path->state) {
@@ -204,7 +227,7 @@ static struct ipng_ah *ipng_path_wait(struct ipng_path *path,
 		spin_unlock(&path->lock);
 		return rcu_dereference(path->ah);
 	case IPNG_PATH_FAILED:
-		drop = IPNG_STAT_TX_DROP_NO_PATH;
+		drop = path->drop;
 		break;
 	default:
 		if (skb_queue_len(&path->queue) < IPNG_PATH_QUEUE_LEN) {
@@ -216,7 +239,7 @@ static struct ipng_ah *ipng_path_wait(struct ipng_path *path,
 		break;
 	}
 	spin_unlock(&path->lock);
-	ipng_stat_add(path->ipd->stats, drop, 1);
+	ipng_drop(ipd, drop, 1);
 	dev_kfree_skb_any(skb);
 	return NULL;
 }
@@ -245,7 +268,7 @@ void ipng_path_xmit(struct ipng_dev *ipd, struct sk_buff *skb,
 	if (!path)
 		path = ipng_path_new(ipd, &dgid);
 	if (!path) {
-		ipng_stat_add(ipd->stats, IPNG_STAT_TX_DROP_NO_PATH, 1);
+		ipng_drop(ipd, IPNG_STAT_TX_DROP_NO_PATH, 1);
 		dev_kfree_skb_any(skb);
 		return;
 	}
@@ -408,6 +431,30 @@ unsigned int ipng_paths_count(struct ipng_dev *ipd)
 	return atomic_read(&ipd->paths.nelems);
 }
 
+/**
+ * ipng_paths_backlog() - packets waiting for their path to resolve
+ * @ipd: interface
+ *
+ * Process context; walks the cache under RCU.
+ *
+ * Return: the sum of the resolve queues.
+ */
+unsigned int ipng_paths_backlog(struct ipng_dev *ipd)
+{
+	struct rhashtable_iter iter;
+	struct ipng_path *path;
+	unsigned int n = 0;
+
+	rhashtable_walk_enter(&ipd->paths, &iter);
+	rhashtable_walk_start(&iter);
+	while ((path = rhashtable_walk_next(&iter)))
+		if (!IS_ERR(path))
+			n += skb_queue_len_lockless(&path->queue);
+	rhashtable_walk_stop(&iter);
+	rhashtable_walk_exit(&iter);
+	return n;
+}
+
 static const char * const ipng_path_state_names[] = {
 	[IPNG_PATH_RESOLVING]	= "resolving",
 	[IPNG_PATH_VALID]	= "valid",
@@ -446,16 +493,18 @@ static void ipng_path_print(struct ipng_path *path, struct seq_file *m)
  * @ipd: interface, registered
  * @m: the debugfs file
  *
- * Process context. Walks the cache under RCU and takes each path's lock
- * briefly, so transmit and resolution go on meanwhile; a path added or
- * removed during the walk may be missed, and a table resize can show one
- * twice.
+ * Process context. A header line naming the fields comes first. Walks the
+ * cache under RCU and takes each path's lock briefly, so transmit and
+ * resolution go on meanwhile; a path added or removed during the walk may
+ * be missed, and a table resize can show one twice.
  */
 void ipng_paths_dump(struct ipng_dev *ipd, struct seq_file *m)
 {
 	struct rhashtable_iter iter;
 	struct ipng_path *path;
 
+	seq_printf(m, "# gid state age queue %s sl\n",
+		   rdma_protocol_roce(ipd->ca, ipd->port) ? "dmac" : "dlid");
 	rhashtable_walk_enter(&ipd->paths, &iter);
 	rhashtable_walk_start(&iter);
 	while ((path = rhashtable_walk_next(&iter)))

@@ -25,6 +25,7 @@
 #include <rdma/ib_cm.h>
 
 #include "ipoib.h"
+#include "ipoib_trace.h"
 
 #define IPNG_CM_FRAGS		DIV_ROUND_UP(IPNG_CM_BUF_LEN, PAGE_SIZE)
 #define IPNG_CM_QUEUE_MAX	64	/* packets held while connecting */
@@ -143,6 +144,7 @@ struct ipng_cm_ring {
  * @tx_list: every outgoing connection
  * @rx_list: every incoming connection
  * @rx_count: entries on @rx_list
+ * @rx_seq: spreads incoming connections over the channels
  * @running: open: new connections are made and accepted
  * @req_busy: REQ handlers running (stop waits for them)
  * @budget: the max_connections cap
@@ -169,6 +171,7 @@ struct ipng_cm {
 	struct list_head tx_list;
 	struct list_head rx_list;
 	unsigned int rx_count;
+	atomic_t rx_seq;
 	bool running;
 	atomic_t req_busy;
 	struct ipng_cm_budget budget;
@@ -184,8 +187,10 @@ struct ipng_cm {
  * @node: in &ipng_cm.txs
  * @key: the peer
  * @cm: connected-mode state of the interface
- * @state: state machine; changed under the netdev's transmit lock
- * @queue: packets waiting for the connection (transmit lock)
+ * @state: state machine; changed under every transmit queue's lock
+ * @send_lock: orders transmit queues sending to this peer: taken around
+ *	@queue, @head and the ring by the transmit path
+ * @queue: packets waiting for the connection
  * @id: CM ID while connecting or connected
  * @qp: the RC QP
  * @mtu: the largest packet the peer receives
@@ -194,7 +199,7 @@ struct ipng_cm {
  * @last_used: jiffies of the last packet, for reaping
  * @retry_at: failed: jiffies after which a new connect is tried
  * @slots: send ring of @cm->tx_size entries
- * @head: next slot to post (transmit lock)
+ * @head: next slot to post (@send_lock)
  * @tail: next slot to complete (NAPI)
  * @cqe: completion entry of every send
  * @connect_work: sets the connection up
@@ -210,6 +215,7 @@ struct ipng_cm_tx {
 	struct ipng_cm_key key;
 	struct ipng_cm *cm;
 	enum ipng_cm_state state;
+	spinlock_t send_lock;		/* see above */
 	struct sk_buff_head queue;
 	struct ib_cm_id *id;
 	struct ib_qp *qp;
@@ -237,6 +243,7 @@ struct ipng_cm_tx {
  * @id: its CM ID
  * @qp: the RC QP
  * @state: state machine, under &ipng_cm.lock
+ * @chan: the channel whose NAPI context passes its packets up
  * @addr: the peer's link address, source of every packet received
  * @budget: holds a max_connections slot
  * @created: jiffies of creation
@@ -253,6 +260,7 @@ struct ipng_cm_rx {
 	struct ib_cm_id *id;
 	struct ib_qp *qp;
 	enum ipng_cm_state state;
+	unsigned int chan;
 	u8 addr[IPNG_ADDR_LEN];
 	bool budget;
 	unsigned long created;
@@ -405,7 +413,7 @@ static struct sk_buff *ipng_cm_rx_copy(struct ipng_dev *ipd,
 {
 	struct sk_buff *skb;
 
-	skb = napi_alloc_skb(&ipd->napi, IPNG_ADDR_LEN + len);
+	skb = napi_alloc_skb(&ipng_chan0(ipd)->napi, IPNG_ADDR_LEN + len);
 	if (!skb)
 		return NULL;
 	ib_dma_sync_single_for_cpu(ipd->ca, buf->dma[0], len, DMA_FROM_DEVICE);
@@ -435,7 +443,8 @@ static struct sk_buff *ipng_cm_rx_pages(struct ipng_dev *ipd,
 		if (!fresh[i])
 			goto err_pages;
 	}
-	skb = napi_alloc_skb(&ipd->napi, IPNG_ADDR_LEN + IPNG_CM_HEAD);
+	skb = napi_alloc_skb(&ipng_chan0(ipd)->napi,
+			     IPNG_ADDR_LEN + IPNG_CM_HEAD);
 	if (!skb)
 		goto err_pages;
 
@@ -477,7 +486,7 @@ static void ipng_cm_rx_deliver(struct ipng_dev *ipd, struct ipng_cm_rx *rx,
 	memcpy(skb->data, rx->addr, IPNG_ADDR_LEN);
 	ipng_hdr_parse(skb->data + IPNG_ADDR_LEN, IPNG_HLEN, &proto);
 	if (!ipng_proto_known(proto)) {
-		ipng_stat_add(ipd->stats, IPNG_STAT_RX_DROP_PROTO, 1);
+		ipng_drop(ipd, IPNG_STAT_RX_DROP_PROTO, 1);
 		dev_kfree_skb_any(skb);
 		return;
 	}
@@ -487,9 +496,8 @@ static void ipng_cm_rx_deliver(struct ipng_dev *ipd, struct ipng_cm_rx *rx,
 	skb->protocol = proto;
 	skb->dev = ipd->ndev;
 	skb->pkt_type = PACKET_HOST;
-	ipng_stat_add(ipd->stats, IPNG_STAT_RX_PACKETS, 1);
-	ipng_stat_add(ipd->stats, IPNG_STAT_RX_BYTES, skb->len);
-	napi_gro_receive(&ipd->napi, skb);
+	/* Each connection's packets go up through one channel. */
+	ipng_chan_rx(ipng_chan0(ipd), skb, rx->chan);
 }
 
 /* Completion of a receive on the SRQ or a connection's own queue; NAPI. */
@@ -518,7 +526,7 @@ static void ipng_cm_rx_done(struct ib_cq *cq, struct ib_wc *wc)
 	if (time_after(jiffies, READ_ONCE(rx->last_rx)))
 		WRITE_ONCE(rx->last_rx, jiffies);
 	if (unlikely(len < IPNG_HLEN || len > cm->buf_len)) {
-		ipng_stat_add(ipd->stats, IPNG_STAT_RX_DROP_SHORT, 1);
+		ipng_drop(ipd, IPNG_STAT_RX_DROP_SHORT, 1);
 		goto repost;
 	}
 	if (len <= IPNG_CM_COPYBREAK)
@@ -528,7 +536,7 @@ static void ipng_cm_rx_done(struct ib_cq *cq, struct ib_wc *wc)
 	if (skb)
 		ipng_cm_rx_deliver(ipd, rx, skb);
 	else
-		ipng_stat_add(ipd->stats, IPNG_STAT_RX_DROP_NOMEM, 1);
+		ipng_drop(ipd, IPNG_STAT_RX_DROP_NOMEM, 1);
 
 repost:
 	if (ipng_cm_post_buf(ipd, buf))
@@ -550,11 +558,16 @@ bool ipng_cm_tx_room(struct ipng_dev *ipd)
 	return !cm || atomic_read(&cm->tx_inflight) < cm->tx_size;
 }
 
-/* Post one packet (link address still in front) on a live connection. */
+/*
+ * Post one packet (link address still in front) on a live connection;
+ * transmit context, the connection's send lock or every transmit lock
+ * held.
+ */
 static void ipng_cm_send(struct ipng_cm_tx *tx, struct sk_buff *skb)
 {
 	struct ipng_cm *cm = tx->cm;
 	struct ipng_dev *ipd = cm->ipd;
+	struct ipng_chan *c = ipng_tx_chan(ipd, skb);
 	struct ipng_slot *slot = &tx->slots[tx->head & (cm->tx_size - 1)];
 	struct ib_sge sge;
 	struct ib_send_wr wr = {
@@ -564,7 +577,6 @@ static void ipng_cm_send(struct ipng_cm_tx *tx, struct sk_buff *skb)
 		.opcode		= IB_WR_SEND,
 		.send_flags	= IB_SEND_SIGNALED,
 	};
-	u64 dma;
 
 	skb_pull(skb, IPNG_ADDR_LEN);
 	if (unlikely(skb->len - IPNG_HLEN > tx->mtu)) {
@@ -573,55 +585,44 @@ static void ipng_cm_send(struct ipng_cm_tx *tx, struct sk_buff *skb)
 	}
 	if (unlikely(tx->head - READ_ONCE(tx->tail) >= cm->tx_size ||
 		     !ipng_cm_tx_room(ipd))) {
-		ipng_stat_add(ipd->stats, IPNG_STAT_TX_DROP_RING_FULL, 1);
+		ipng_drop(ipd, IPNG_STAT_TX_DROP_RING_FULL, 1);
 		goto drop;
 	}
-	if (skb_linearize(skb))
+	if (ipng_tx_map(ipd, skb, slot, &sge))
 		goto drop_post;
-	dma = ib_dma_map_single(ipd->ca, skb->data, skb->len, DMA_TO_DEVICE);
-	if (ib_dma_mapping_error(ipd->ca, dma))
-		goto drop_post;
-	sge.addr = dma;
-	sge.length = skb->len;
-	sge.lkey = ipd->pd->local_dma_lkey;
-	slot->skb = skb;
-	slot->dma = dma;
-	slot->len = skb->len;
 	atomic_inc(&cm->tx_inflight);
+	/* Once posted, the send may complete and free @skb at once. */
+	skb_tx_timestamp(skb);
 	if (ib_post_send(tx->qp, &wr, NULL)) {
 		atomic_dec(&cm->tx_inflight);
-		ib_dma_unmap_single(ipd->ca, dma, skb->len, DMA_TO_DEVICE);
-		memset(slot, 0, sizeof(*slot));
+		ipng_take_slot(ipd, slot, DMA_TO_DEVICE);
 		goto drop_post;
 	}
-	skb_tx_timestamp(skb);
 	/* The slot is filled before the completion side can see it used. */
 	smp_store_release(&tx->head, tx->head + 1);
-	ipng_tx_maybe_stop(ipd);
+	ipng_tx_maybe_stop(c);
 	return;
 
 drop_post:
-	ipng_stat_add(ipd->stats, IPNG_STAT_TX_DROP_POST, 1);
+	ipng_drop(ipd, IPNG_STAT_TX_DROP_POST, 1);
 drop:
 	dev_kfree_skb_any(skb);
 }
 
-/* Completion of a send on a connection; NAPI. */
+/* Completion of a send on a connection; NAPI of channel 0. */
 static void ipng_cm_tx_done(struct ib_cq *cq, struct ib_wc *wc)
 {
 	struct ipng_cm_tx *tx = container_of(wc->wr_cqe, struct ipng_cm_tx,
 					     cqe);
 	struct ipng_cm *cm = tx->cm;
 	struct ipng_dev *ipd = cm->ipd;
+	struct ipng_chan *c = ipng_chan0(ipd);
 	struct ipng_slot *slot = &tx->slots[tx->tail & (cm->tx_size - 1)];
-	struct sk_buff *skb = slot->skb;
+	struct sk_buff *skb = ipng_take_slot(ipd, slot, DMA_TO_DEVICE);
 
-	ib_dma_unmap_single(ipd->ca, slot->dma, slot->len, DMA_TO_DEVICE);
-	memset(slot, 0, sizeof(*slot));
 	if (likely(wc->status == IB_WC_SUCCESS)) {
-		ipng_stat_add(ipd->stats, IPNG_STAT_TX_PACKETS, 1);
-		ipng_stat_add(ipd->stats, IPNG_STAT_TX_BYTES,
-			      skb->len - IPNG_HLEN);
+		ipng_chan_stat_add(c, &c->stats.tx_packets, 1);
+		ipng_chan_stat_add(c, &c->stats.tx_bytes, skb->len - IPNG_HLEN);
 	} else {
 		ipng_stat_add(ipd->stats, IPNG_STAT_TX_ERRORS, 1);
 		if (wc->status != IB_WC_WR_FLUSH_ERR) {
@@ -636,7 +637,7 @@ static void ipng_cm_tx_done(struct ib_cq *cq, struct ib_wc *wc)
 	atomic_dec(&cm->tx_inflight);
 	if (unlikely(READ_ONCE(tx->state) != IPNG_CM_LIVE))
 		wake_up(&cm->drain_wq);
-	ipng_tx_wake(ipd);
+	ipng_tx_wake_all(ipd);
 }
 
 /* ---- outgoing connections ---- */
@@ -680,15 +681,20 @@ static unsigned int ipng_cm_tx_step_locked(struct ipng_cm_tx *tx,
 	return act;
 }
 
-static void ipng_cm_tx_event(struct ipng_cm_tx *tx, enum ipng_cm_event event)
+/* Step @tx; @err: what made a setup fail, if known (tracing). */
+static void ipng_cm_tx_event_err(struct ipng_cm_tx *tx,
+				 enum ipng_cm_event event, int err)
 {
 	struct net_device *ndev = tx->cm->ipd->ndev;
-	enum ipng_cm_state old;
+	enum ipng_cm_state old, new;
 	unsigned int act;
 
 	netif_tx_lock_bh(ndev);
 	act = ipng_cm_tx_step_locked(tx, event, &old);
+	new = tx->state;
 	netif_tx_unlock_bh(ndev);
+	ipng_trace_cm_step(tx->cm->ipd, true, tx->key.qpn, tx->key.gid.raw,
+			   old, new, event, err);
 
 	if (act & IPNG_CM_ACT_SEND_RTU)
 		ib_send_cm_rtu(tx->id, NULL, 0);
@@ -699,6 +705,11 @@ static void ipng_cm_tx_event(struct ipng_cm_tx *tx, enum ipng_cm_event event)
 	if ((act & IPNG_CM_ACT_RELEASE) ||
 	    (READ_ONCE(tx->state) == IPNG_CM_CLOSING && old != IPNG_CM_CLOSING))
 		queue_work(tx->cm->wq, &tx->release_work);
+}
+
+static void ipng_cm_tx_event(struct ipng_cm_tx *tx, enum ipng_cm_event event)
+{
+	ipng_cm_tx_event_err(tx, event, 0);
 }
 
 static void ipng_cm_tx_error_work(struct work_struct *work)
@@ -771,7 +782,7 @@ static void ipng_cm_tx_rep(struct ipng_cm_tx *tx, const struct ib_cm_event *ev)
 			   tx->key.qpn, err);
 		ib_send_cm_rej(tx->id, IB_CM_REJ_CONSUMER_DEFINED, NULL, 0,
 			       NULL, 0);
-		ipng_cm_tx_event(tx, IPNG_CM_EV_SETUP_ERROR);
+		ipng_cm_tx_event_err(tx, IPNG_CM_EV_SETUP_ERROR, err);
 		return;
 	}
 	tx->mtu = mtu;
@@ -919,7 +930,7 @@ static void ipng_cm_tx_connect_work(struct work_struct *work)
 fail:
 	netdev_dbg(ipd->ndev, "no connection to QPN 0x%06x GID %pI6: %d\n",
 		   tx->key.qpn, tx->key.gid.raw, err);
-	ipng_cm_tx_event(tx, IPNG_CM_EV_SETUP_ERROR);
+	ipng_cm_tx_event_err(tx, IPNG_CM_EV_SETUP_ERROR, err);
 }
 
 /* Forget a closed connection; transmitters may still look at it. */
@@ -999,6 +1010,7 @@ static struct ipng_cm_tx *ipng_cm_tx_new(struct ipng_cm *cm,
 	tx->created = jiffies;
 	tx->last_used = jiffies;
 	tx->cqe.done = ipng_cm_tx_done;
+	spin_lock_init(&tx->send_lock);
 	skb_queue_head_init(&tx->queue);
 	INIT_WORK(&tx->connect_work, ipng_cm_tx_connect_work);
 	INIT_WORK(&tx->release_work, ipng_cm_tx_release_work);
@@ -1053,6 +1065,7 @@ bool ipng_cm_xmit(struct ipng_dev *ipd, struct sk_buff *skb, u32 qpn,
 	struct ipng_cm_key key;
 	struct ipng_cm_tx *tx;
 	bool sent = true;
+	u32 mtu;
 
 	if (!cm || !READ_ONCE(cm->running))
 		goto fallback;
@@ -1070,6 +1083,17 @@ bool ipng_cm_xmit(struct ipng_dev *ipd, struct sk_buff *skb, u32 qpn,
 	}
 	if (time_after(jiffies, READ_ONCE(tx->last_used)))
 		WRITE_ONCE(tx->last_used, jiffies);
+	/* Refused before the lock: the ICMP error may come back this way. */
+	mtu = tx->mtu;
+	if (READ_ONCE(tx->state) == IPNG_CM_LIVE &&
+	    unlikely(skb->len - IPNG_HARD_LEN > mtu)) {
+		rcu_read_unlock();
+		skb_pull(skb, IPNG_ADDR_LEN);
+		ipng_too_big(ipd, skb, mtu);
+		return true;
+	}
+	/* Transmit queues of other channels may send to the same peer. */
+	spin_lock(&tx->send_lock);
 	switch (tx->state) {
 	case IPNG_CM_LIVE:
 		ipng_cm_send(tx, skb);
@@ -1079,7 +1103,7 @@ bool ipng_cm_xmit(struct ipng_dev *ipd, struct sk_buff *skb, u32 qpn,
 		if (skb_queue_len(&tx->queue) < IPNG_CM_QUEUE_MAX) {
 			__skb_queue_tail(&tx->queue, skb);
 		} else {
-			ipng_stat_add(ipd->stats, IPNG_STAT_TX_DROP_CM_QUEUE, 1);
+			ipng_drop(ipd, IPNG_STAT_TX_DROP_CM_QUEUE, 1);
 			dev_kfree_skb_any(skb);
 		}
 		break;
@@ -1094,6 +1118,7 @@ bool ipng_cm_xmit(struct ipng_dev *ipd, struct sk_buff *skb, u32 qpn,
 		sent = false;
 		break;
 	}
+	spin_unlock(&tx->send_lock);
 	rcu_read_unlock();
 	if (sent)
 		return true;
@@ -1115,6 +1140,8 @@ static void ipng_cm_rx_event(struct ipng_cm_rx *rx, enum ipng_cm_event event)
 	new = ipng_cm_step(old, event, &act);
 	rx->state = new;
 	spin_unlock_bh(&cm->lock);
+	ipng_trace_cm_step(cm->ipd, false, ipng_addr_qpn(rx->addr),
+			   rx->addr + IPNG_GID_OFFSET, old, new, event, 0);
 
 	if (act & IPNG_CM_ACT_SEND_DREP)
 		ib_send_cm_drep(rx->id, NULL, 0);
@@ -1291,6 +1318,7 @@ static int ipng_cm_req(struct ib_cm_id *id, const struct ib_cm_event *ev)
 		goto out;
 	}
 	rx->cm = cm;
+	rx->chan = atomic_inc_return(&cm->rx_seq);
 	rx->id = id;
 	rx->state = IPNG_CM_IDLE;
 	rx->created = jiffies;
@@ -1349,9 +1377,12 @@ err_free:
 	}
 	ipng_cm_rx_free(rx);
 out:
-	if (err)
+	if (err) {
 		netdev_dbg(ipd->ndev, "refused a connection from QPN 0x%06x: %d\n",
 			   qpn, err);
+		trace_cm_connect(ipd->ndev, qpn, req->primary_path->dgid.raw,
+				 false, err);
+	}
 	if (atomic_dec_and_test(&cm->req_busy))
 		wake_up_var(&cm->req_busy);
 	return err;
@@ -1526,6 +1557,17 @@ static int ipng_cm_srq_open(struct ipng_dev *ipd)
 	return err;
 }
 
+static void ipng_cm_srq_close(struct ipng_dev *ipd)
+{
+	struct ipng_cm *cm = ipd->cm;
+
+	if (!cm->srq)
+		return;
+	ib_destroy_srq(cm->srq);
+	cm->srq = NULL;
+	ipng_cm_ring_free(ipd, &cm->srq_ring);
+}
+
 static bool ipng_cm_use_srq(struct ipng_dev *ipd)
 {
 	return ipng_cm_srq && ipd->ca->attrs.max_srq > 0 &&
@@ -1548,18 +1590,15 @@ int ipng_cm_open(struct ipng_dev *ipd)
 
 	if (!cm)
 		return 0;
-	if (ipng_cm_use_srq(ipd))
+	/* An SRQ kept by a stop that could not close everything is reused. */
+	if (ipng_cm_use_srq(ipd) && !cm->srq)
 		err = ipng_cm_srq_open(ipd);
 	if (!err)
 		err = ipng_cm_listen(ipd);
 	if (err) {
 		netdev_warn(ipd->ndev, "connected mode unavailable (%d): peers are sent to over UD\n",
 			    err);
-		if (cm->srq) {
-			ib_destroy_srq(cm->srq);
-			cm->srq = NULL;
-			ipng_cm_ring_free(ipd, &cm->srq_ring);
-		}
+		ipng_cm_srq_close(ipd);
 		return 0;
 	}
 	ib_req_notify_cq(ipd->cm_send_cq, IB_CQ_NEXT_COMP);
@@ -1602,13 +1641,15 @@ void ipng_cm_stop(struct ipng_dev *ipd)
 		queue_work(cm->wq, &cm->close_work);
 		flush_workqueue(cm->wq);
 	}
-	if (!empty)
-		netdev_warn(ipd->ndev, "connections left after stop\n");
-	if (cm->srq) {
-		ib_destroy_srq(cm->srq);
-		cm->srq = NULL;
-		ipng_cm_ring_free(ipd, &cm->srq_ring);
+	if (!empty) {
+		/* QPs still attached to the SRQ: it must outlive them. Their
+		 * releases finish on the workqueue; the next open reuses the
+		 * SRQ, cleanup destroys it after the workqueue.
+		 */
+		netdev_warn(ipd->ndev, "connections still closing after stop; the shared receive queue is kept\n");
+		return;
 	}
+	ipng_cm_srq_close(ipd);
 	atomic_set(&cm->tx_inflight, 0);
 }
 
@@ -1631,14 +1672,14 @@ static int ipng_cm_create_cqs(struct ipng_dev *ipd, struct ipng_cm *cm)
 	};
 	int rx_cqe;
 
-	ipd->cm_send_cq = ib_create_cq(ipd->ca, ipng_ud_cq_event, NULL, ipd,
+	ipd->cm_send_cq = ib_create_cq(ipd->ca, ipng_dev_cq_event, NULL, ipd,
 				       &attr);
 	if (IS_ERR(ipd->cm_send_cq))
 		goto err_send;
 	rx_cqe = ipng_cm_use_srq(ipd) ? (int)ipng_recv_queue_size : 16384;
 	attr.cqe = min(max, rx_cqe + IPNG_CM_CQ_SPARE);
 	cm->rx_max = (attr.cqe - IPNG_CM_CQ_SPARE) / IPNG_CM_RX_RING;
-	ipd->cm_recv_cq = ib_create_cq(ipd->ca, ipng_ud_cq_event, NULL, ipd,
+	ipd->cm_recv_cq = ib_create_cq(ipd->ca, ipng_dev_cq_event, NULL, ipd,
 				       &attr);
 	if (IS_ERR(ipd->cm_recv_cq))
 		goto err_recv;
@@ -1725,8 +1766,10 @@ void ipng_cm_cleanup(struct ipng_dev *ipd)
 
 	if (!cm)
 		return;
-	ipd->cm = NULL;
 	destroy_workqueue(cm->wq);
+	/* Kept by a stop that left connections closing, now all gone. */
+	ipng_cm_srq_close(ipd);
+	ipd->cm = NULL;
 	ib_destroy_cq(ipd->cm_recv_cq);
 	ib_destroy_cq(ipd->cm_send_cq);
 	ipd->cm_recv_cq = NULL;
@@ -1748,13 +1791,8 @@ int ipng_cm_max_mtu(struct ipng_dev *ipd)
 	return ipd->cm ? ipd->cm->mtu : 0;
 }
 
-/**
- * ipng_cm_count() - connections up or being made, both directions
- * @ipd: interface
- *
- * Return: the count (failed markers and closing ones not included).
- */
-unsigned int ipng_cm_count(struct ipng_dev *ipd)
+/* Live connections, or (@queued) the packets queued on outgoing ones. */
+static unsigned int ipng_cm_sum(struct ipng_dev *ipd, bool queued)
 {
 	struct ipng_cm *cm = ipd->cm;
 	struct ipng_cm_tx *tx;
@@ -1764,12 +1802,39 @@ unsigned int ipng_cm_count(struct ipng_dev *ipd)
 	if (!cm)
 		return 0;
 	spin_lock_bh(&cm->lock);
-	list_for_each_entry(tx, &cm->tx_list, list)
-		n += READ_ONCE(tx->state) < IPNG_CM_CLOSING;
-	list_for_each_entry(rx, &cm->rx_list, list)
-		n += rx->state < IPNG_CM_CLOSING;
+	list_for_each_entry(tx, &cm->tx_list, list) {
+		if (queued)
+			n += skb_queue_len_lockless(&tx->queue);
+		else
+			n += READ_ONCE(tx->state) < IPNG_CM_CLOSING;
+	}
+	if (!queued)
+		list_for_each_entry(rx, &cm->rx_list, list)
+			n += rx->state < IPNG_CM_CLOSING;
 	spin_unlock_bh(&cm->lock);
 	return n;
+}
+
+/**
+ * ipng_cm_count() - connections up or being made, both directions
+ * @ipd: interface
+ *
+ * Return: the count (failed markers and closing ones not included).
+ */
+unsigned int ipng_cm_count(struct ipng_dev *ipd)
+{
+	return ipng_cm_sum(ipd, false);
+}
+
+/**
+ * ipng_cm_backlog() - packets waiting for their connection to come up
+ * @ipd: interface
+ *
+ * Return: the sum of the connect queues; any context but hard IRQ.
+ */
+unsigned int ipng_cm_backlog(struct ipng_dev *ipd)
+{
+	return ipng_cm_sum(ipd, true);
 }
 
 static unsigned int ipng_cm_idle_s(unsigned long since)
@@ -1781,6 +1846,9 @@ static unsigned int ipng_cm_idle_s(unsigned long since)
  * ipng_cm_dump() - one line per connection for debugfs
  * @ipd: interface
  * @m: seq_file
+ *
+ * A header line naming the fields comes first, also without connected
+ * mode.
  */
 void ipng_cm_dump(struct ipng_dev *ipd, struct seq_file *m)
 {
@@ -1788,21 +1856,24 @@ void ipng_cm_dump(struct ipng_dev *ipd, struct seq_file *m)
 	struct ipng_cm_tx *tx;
 	struct ipng_cm_rx *rx;
 
+	seq_puts(m, "# dir qpn gid state rc_qpn mtu idle_s queued age_s\n");
 	if (!cm)
 		return;
 	spin_lock_bh(&cm->lock);
 	list_for_each_entry(tx, &cm->tx_list, list)
-		seq_printf(m, "tx qpn 0x%06x gid %pI6 state %s rc_qpn 0x%06x mtu %u idle_s %u queued %u\n",
+		seq_printf(m, "tx qpn 0x%06x gid %pI6 state %s rc_qpn 0x%06x mtu %u idle_s %u queued %u age_s %u\n",
 			   tx->key.qpn, tx->key.gid.raw,
 			   ipng_cm_state_name(READ_ONCE(tx->state)),
 			   tx->qp ? tx->qp->qp_num : 0, tx->mtu,
 			   ipng_cm_idle_s(READ_ONCE(tx->last_used)),
-			   skb_queue_len_lockless(&tx->queue));
+			   skb_queue_len_lockless(&tx->queue),
+			   ipng_cm_idle_s(tx->created));
 	list_for_each_entry(rx, &cm->rx_list, list)
-		seq_printf(m, "rx qpn 0x%06x gid %pI6 state %s rc_qpn 0x%06x mtu %u idle_s %u queued 0\n",
+		seq_printf(m, "rx qpn 0x%06x gid %pI6 state %s rc_qpn 0x%06x mtu %u idle_s %u queued 0 age_s %u\n",
 			   ipng_addr_qpn(rx->addr), rx->addr + IPNG_GID_OFFSET,
 			   ipng_cm_state_name(rx->state),
 			   rx->qp ? rx->qp->qp_num : 0, cm->mtu,
-			   ipng_cm_idle_s(READ_ONCE(rx->last_rx)));
+			   ipng_cm_idle_s(READ_ONCE(rx->last_rx)),
+			   ipng_cm_idle_s(rx->created));
 	spin_unlock_bh(&cm->lock);
 }

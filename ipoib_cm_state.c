@@ -5,9 +5,11 @@
  * events are possible in which state follows the CM protocol of the
  * InfiniBand specification (chapter 12) as IPoIB uses it (RFC 4755):
  * active side REQ -> REP -> RTU, passive side REQ -> REP -> RTU, either
- * side DREQ -> DREP.
+ * side DREQ -> DREP. It also says what a step means to an observer (up,
+ * failed, closed), which the tracepoints report.
  */
 #include <linux/bits.h>
+#include <linux/errno.h>
 #include <linux/kernel.h>
 #include <kunit/visibility.h>
 
@@ -162,6 +164,98 @@ const char *ipng_cm_state_name(enum ipng_cm_state state)
 	return names[state];
 }
 EXPORT_SYMBOL_IF_KUNIT(ipng_cm_state_name);
+
+/**
+ * ipng_cm_event_name() - name of an event for tracepoints and logs
+ * @event: the event
+ *
+ * Return: a constant string.
+ */
+const char *ipng_cm_event_name(enum ipng_cm_event event)
+{
+	static const char * const names[IPNG_CM_NR_EVENTS] = {
+		[IPNG_CM_EV_REQ_SENT]		= "req_sent",
+		[IPNG_CM_EV_REP_SENT]		= "rep_sent",
+		[IPNG_CM_EV_REP]		= "rep",
+		[IPNG_CM_EV_RTU]		= "rtu",
+		[IPNG_CM_EV_REJ]		= "rej",
+		[IPNG_CM_EV_TIMEOUT]		= "timeout",
+		[IPNG_CM_EV_SETUP_ERROR]	= "setup_error",
+		[IPNG_CM_EV_DREQ]		= "dreq",
+		[IPNG_CM_EV_QP_ERROR]		= "qp_error",
+		[IPNG_CM_EV_IDLE]		= "idle",
+		[IPNG_CM_EV_CLOSE]		= "close",
+	};
+
+	if ((unsigned int)event >= IPNG_CM_NR_EVENTS)
+		return "invalid";
+	return names[event];
+}
+EXPORT_SYMBOL_IF_KUNIT(ipng_cm_event_name);
+
+/* Events that end a connection being made as a failure. */
+static bool ipng_cm_setup_failed(enum ipng_cm_event event)
+{
+	return event == IPNG_CM_EV_REJ || event == IPNG_CM_EV_TIMEOUT ||
+	       event == IPNG_CM_EV_SETUP_ERROR || event == IPNG_CM_EV_QP_ERROR;
+}
+
+/**
+ * ipng_cm_report() - what a step from @old to @new caused by @event means
+ * @old: state before ipng_cm_step()
+ * @new: state it returned
+ * @event: the event fed to it
+ *
+ * A connection reaching %IPNG_CM_LIVE is up. An active one reaching
+ * %IPNG_CM_FAILED, or one being made that a rejection, timeout or error
+ * closes, failed. Any other way into %IPNG_CM_CLOSING (disconnect request,
+ * idle, close by the interface, an error once live) closed it. A failed
+ * entry that goes away is not reported again.
+ *
+ * Return: what to report.
+ */
+enum ipng_cm_report ipng_cm_report(enum ipng_cm_state old,
+				   enum ipng_cm_state new,
+				   enum ipng_cm_event event)
+{
+	if (old == new || old == IPNG_CM_FAILED)
+		return IPNG_CM_REPORT_NONE;
+	if (new == IPNG_CM_LIVE)
+		return IPNG_CM_REPORT_UP;
+	if (new == IPNG_CM_FAILED)
+		return IPNG_CM_REPORT_FAILED;
+	if (new != IPNG_CM_CLOSING)
+		return IPNG_CM_REPORT_NONE;
+	if (old != IPNG_CM_LIVE && ipng_cm_setup_failed(event))
+		return IPNG_CM_REPORT_FAILED;
+	return IPNG_CM_REPORT_CLOSED;
+}
+EXPORT_SYMBOL_IF_KUNIT(ipng_cm_report);
+
+/**
+ * ipng_cm_event_errno() - the errno a failed connection reports
+ * @event: the event it failed on
+ *
+ * Return: a negative errno (-EIO for our own setup errors, whose real
+ * cause the caller reports when it knows it).
+ */
+int ipng_cm_event_errno(enum ipng_cm_event event)
+{
+	switch (event) {
+	case IPNG_CM_EV_REJ:
+		return -ECONNREFUSED;
+	case IPNG_CM_EV_TIMEOUT:
+		return -ETIMEDOUT;
+	case IPNG_CM_EV_DREQ:
+		return -ECONNRESET;
+	case IPNG_CM_EV_CLOSE:
+	case IPNG_CM_EV_IDLE:
+		return -ECONNABORTED;
+	default:
+		return -EIO;
+	}
+}
+EXPORT_SYMBOL_IF_KUNIT(ipng_cm_event_errno);
 
 /**
  * ipng_cm_budget_take() - reserve a connection slot

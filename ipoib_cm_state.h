@@ -80,10 +80,30 @@ enum ipng_cm_action {
 	IPNG_CM_ACT_RETRY_LATER	= BIT(6),
 };
 
+/**
+ * enum ipng_cm_report - what a state change means to an observer
+ * @IPNG_CM_REPORT_NONE: nothing to report (no change, or a failed
+ *	outgoing entry going away: its failure was reported already)
+ * @IPNG_CM_REPORT_UP: the connection is live
+ * @IPNG_CM_REPORT_FAILED: the connection could not be made
+ * @IPNG_CM_REPORT_CLOSED: the connection (live or being made) closed
+ */
+enum ipng_cm_report {
+	IPNG_CM_REPORT_NONE,
+	IPNG_CM_REPORT_UP,
+	IPNG_CM_REPORT_FAILED,
+	IPNG_CM_REPORT_CLOSED,
+};
+
 enum ipng_cm_state ipng_cm_step(enum ipng_cm_state state,
 				enum ipng_cm_event event,
 				unsigned int *actions);
 const char *ipng_cm_state_name(enum ipng_cm_state state);
+const char *ipng_cm_event_name(enum ipng_cm_event event);
+enum ipng_cm_report ipng_cm_report(enum ipng_cm_state old,
+				   enum ipng_cm_state new,
+				   enum ipng_cm_event event);
+int ipng_cm_event_errno(enum ipng_cm_event event);
 
 /**
  * struct ipng_cm_budget - cap on the number of connections

@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * Observability files: /proc/net/ipoib/<if>/stats in the interface's
- * network namespace and <debugfs>/ipoib_ng/<if>/ (paths, and whatever
- * ipng_debugfs_files[] lists).
+ * network namespace and <debugfs>/ipoib_ng/<if>/ (the dumps
+ * ipng_debugfs_files[] lists, and the tx_stall fault injection switch).
  *
  * A netdevice notifier creates an interface's entries when it appears in a
  * namespace (registration, or arrival after a namespace move) and removes
@@ -132,6 +132,12 @@ static bool ipng_fs_is_total(const char *name)
 	return false;
 }
 
+/* Packets the driver holds for a path or a connection to come up. */
+static unsigned int ipng_tx_backlog(struct ipng_dev *ipd)
+{
+	return ipng_paths_backlog(ipd) + ipng_cm_backlog(ipd);
+}
+
 /*
  * One "name: value" per line. Lock-free: every value is read once and may
  * be a moment old; nothing here waits for RTNL (removal of this file runs
@@ -144,15 +150,9 @@ static int ipng_fs_stats_show(struct seq_file *m, void *v)
 	struct rtnl_link_stats64 st;
 	u64 cnt[IPNG_STAT_MAX];
 	union ib_gid gid;
-	u32 tail, head;
 	unsigned int i;
 
 	ipng_addr_gid(ndev->dev_addr, &gid);
-	/* The tail never passes the head: read it first (acquire orders
-	 * the head read after it), so that head - tail cannot go negative.
-	 */
-	tail = smp_load_acquire(&ipd->tx.tail);
-	head = READ_ONCE(ipd->tx.head);
 
 	seq_printf(m, "mode: %s\n",
 		   ipng_connected(ipd) ? "connected" : "datagram");
@@ -161,11 +161,11 @@ static int ipng_fs_stats_show(struct seq_file *m, void *v)
 	seq_printf(m, "qpn: 0x%06x\n", ipd->qp->qp_num);
 	seq_printf(m, "gid: %pI6\n", gid.raw);
 	seq_printf(m, "pkey: 0x%04x\n", READ_ONCE(ipd->pkey));
-	seq_puts(m, "channels: 1\n");
-	seq_printf(m, "send_queue_size: %u\n", ipd->tx.size);
-	seq_printf(m, "send_queue_depth: %u\n",
-		   min_t(u32, head - tail, ipd->tx.size));
-	seq_printf(m, "recv_queue_size: %u\n", ipd->rx.size);
+	seq_printf(m, "channels: %u\n", READ_ONCE(ipd->nchans));
+	seq_printf(m, "send_queue_size: %u\n", READ_ONCE(ipd->tx_ring_size));
+	seq_printf(m, "send_queue_depth: %u\n", ipng_chans_tx_depth(ipd));
+	seq_printf(m, "send_queue_backlog: %u\n", ipng_tx_backlog(ipd));
+	seq_printf(m, "recv_queue_size: %u\n", READ_ONCE(ipd->rx_ring_size));
 
 	dev_get_stats(ndev, &st);
 	for (i = 0; i < ARRAY_SIZE(ipng_fs_totals); i++)
@@ -173,7 +173,7 @@ static int ipng_fs_stats_show(struct seq_file *m, void *v)
 			   *(u64 *)((u8 *)&st + ipng_fs_totals[i].offset));
 
 	/* Counters already printed as netdev totals are not repeated. */
-	ipng_stats_sum(ipd->stats, cnt);
+	ipng_stats_read(ipd, cnt);
 	for (i = 0; i < IPNG_STAT_MAX; i++)
 		if (!ipng_fs_is_total(ipng_stat_names[i]))
 			seq_printf(m, "%s: %llu\n", ipng_stat_names[i], cnt[i]);
@@ -225,6 +225,35 @@ static const struct file_operations ipng_debugfs_fops = {
 };
 
 /*
+ * tx_stall (fault injection): 1 makes NAPI leave send completions alone,
+ * so the send queues fill and the stall detector has to reset them; it
+ * reads 0 again once it did.
+ */
+static int ipng_tx_stall_get(void *data, u64 *val)
+{
+	struct ipng_dev *ipd = data;
+
+	*val = test_bit(IPNG_F_TX_STALL, &ipd->flags);
+	return 0;
+}
+
+static int ipng_tx_stall_set(void *data, u64 val)
+{
+	struct ipng_dev *ipd = data;
+
+	if (val > 1)
+		return -EINVAL;
+	if (val)
+		set_bit(IPNG_F_TX_STALL, &ipd->flags);
+	else
+		clear_bit(IPNG_F_TX_STALL, &ipd->flags);
+	return 0;
+}
+
+DEFINE_DEBUGFS_ATTRIBUTE(ipng_tx_stall_fops, ipng_tx_stall_get,
+			 ipng_tx_stall_set, "%llu\n");
+
+/*
  * debugfs is one tree for all namespaces: an interface whose name is
  * taken there (by one of the same name in another namespace) gets the
  * directory "<name>@<namespace inode number>" instead.
@@ -253,6 +282,8 @@ static void ipng_fs_debugfs_add(struct ipng_dev *ipd, struct ipng_fs_dev *fs)
 				    fs->debugfs, &fs->files[i],
 				    &ipng_debugfs_fops);
 	}
+	debugfs_create_file_unsafe("tx_stall", 0600, fs->debugfs, ipd,
+				   &ipng_tx_stall_fops);
 }
 
 /* ---- following the interface ---- */

@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * Verbs resources of an interface: protection domain, completion queues and
- * the UD queue pair, and the QP state changes done on open and stop.
+ * Verbs resources of an interface: the protection domain, the UD QP state
+ * changes done on open and stop (the QPs and CQs belong to the channels,
+ * ipoib_chan.c), the Q_Key and reference-counted address handles.
  */
 #include <linux/minmax.h>
 #include <linux/rtnetlink.h>
@@ -10,82 +11,17 @@
 
 #include "ipoib.h"
 
-static void ipng_qp_event(struct ib_event *event, void *context)
-{
-	struct ipng_dev *ipd = context;
-
-	netdev_err(ipd->ndev, "UD QP %u: async event %s (%d)\n",
-		   event->element.qp->qp_num, ib_event_msg(event->event),
-		   event->event);
-}
-
-/*
- * Both CQs interrupt into the same NAPI context; completions are dispatched
- * by their struct ib_cqe (ipoib_ud.c).
- */
-static int ipng_create_cqs(struct ipng_dev *ipd, u32 send_wr, u32 recv_wr)
-{
-	struct ib_cq_init_attr attr = { .cqe = send_wr };
-
-	ipd->send_cq = ib_create_cq(ipd->ca, ipng_ud_cq_event, NULL, ipd,
-				    &attr);
-	if (IS_ERR(ipd->send_cq))
-		goto err_send;
-	attr.cqe = recv_wr;
-	ipd->recv_cq = ib_create_cq(ipd->ca, ipng_ud_cq_event, NULL, ipd,
-				    &attr);
-	if (IS_ERR(ipd->recv_cq))
-		goto err_recv;
-	return 0;
-
-err_recv:
-	ib_destroy_cq(ipd->send_cq);
-	ipd->send_cq = NULL;
-	return PTR_ERR(ipd->recv_cq);
-err_send:
-	return PTR_ERR(ipd->send_cq);
-}
-
-static int ipng_create_qp(struct ipng_dev *ipd, u32 send_wr, u32 recv_wr)
-{
-	struct ib_qp_init_attr init = {
-		.event_handler	= ipng_qp_event,
-		.qp_context	= ipd,
-		.send_cq	= ipd->send_cq,
-		.recv_cq	= ipd->recv_cq,
-		.cap = {
-			.max_send_wr	= send_wr,
-			.max_recv_wr	= recv_wr,
-			.max_send_sge	= 1,
-			.max_recv_sge	= 1,
-		},
-		.sq_sig_type	= IB_SIGNAL_ALL_WR,
-		.qp_type	= IB_QPT_UD,
-		.port_num	= ipd->port,
-	};
-	struct ib_qp *qp;
-
-	qp = ib_create_qp(ipd->pd, &init);
-	if (IS_ERR(qp))
-		return PTR_ERR(qp);
-	ipd->qp = qp;
-	return 0;
-}
-
 /**
  * ipng_ib_init() - create the verbs objects of an interface
  * @ipd: interface, with @ca and @port set
  *
- * Ring sizes come from the module parameters, capped by what the device
- * supports. The QP stays in RESET until ipng_ib_open().
+ * The protection domain and the channels (ipoib_chan.c), whose QPs stay
+ * in RESET until ipng_ib_open().
  *
  * Return: 0 or a negative errno; nothing is left allocated on error.
  */
 int ipng_ib_init(struct ipng_dev *ipd)
 {
-	u32 max_wr = ipd->ca->attrs.max_qp_wr;
-	u32 send_wr = min_t(u32, ipng_send_queue_size, max_wr);
-	u32 recv_wr = min_t(u32, ipng_recv_queue_size, max_wr);
 	int err;
 
 	ipd->pd = ib_alloc_pd(ipd->ca, 0);
@@ -93,26 +29,11 @@ int ipng_ib_init(struct ipng_dev *ipd)
 		err = PTR_ERR(ipd->pd);
 		goto err_out;
 	}
-	err = ipng_create_cqs(ipd, send_wr, recv_wr);
+	err = ipng_chans_init(ipd);
 	if (err)
 		goto err_pd;
-	err = ipng_create_qp(ipd, send_wr, recv_wr);
-	if (err)
-		goto err_cqs;
-	err = ipng_ud_init(ipd, rounddown_pow_of_two(send_wr),
-			   rounddown_pow_of_two(recv_wr));
-	if (err)
-		goto err_qp;
 	return 0;
 
-err_qp:
-	ib_destroy_qp(ipd->qp);
-	ipd->qp = NULL;
-err_cqs:
-	ib_destroy_cq(ipd->recv_cq);
-	ib_destroy_cq(ipd->send_cq);
-	ipd->recv_cq = NULL;
-	ipd->send_cq = NULL;
 err_pd:
 	ib_dealloc_pd(ipd->pd);
 err_out:
@@ -130,28 +51,23 @@ err_out:
  */
 void ipng_ib_cleanup(struct ipng_dev *ipd)
 {
-	ipng_ud_cleanup(ipd);
+	ipng_chans_cleanup(ipd);
 	/* No address handle may outlive the PD. */
 	ipng_ah_flush();
-	if (ipd->qp) {
-		ib_destroy_qp(ipd->qp);
-		ipd->qp = NULL;
-	}
-	if (ipd->recv_cq) {
-		ib_destroy_cq(ipd->recv_cq);
-		ipd->recv_cq = NULL;
-	}
-	if (ipd->send_cq) {
-		ib_destroy_cq(ipd->send_cq);
-		ipd->send_cq = NULL;
-	}
 	if (ipd->pd) {
 		ib_dealloc_pd(ipd->pd);
 		ipd->pd = NULL;
 	}
 }
 
-static int ipng_qp_to_rts(struct ipng_dev *ipd)
+/**
+ * ipng_ib_qp_to_rts() - walk a UD QP of the interface to RTS
+ * @ipd: interface (P_Key index, Q_Key, port)
+ * @qp: a channel's QP, in RESET
+ *
+ * Return: 0 or the verbs error.
+ */
+int ipng_ib_qp_to_rts(struct ipng_dev *ipd, struct ib_qp *qp)
 {
 	struct ib_qp_attr attr = {
 		.qp_state	= IB_QPS_INIT,
@@ -161,26 +77,40 @@ static int ipng_qp_to_rts(struct ipng_dev *ipd)
 	};
 	int err;
 
-	err = ib_modify_qp(ipd->qp, &attr, IB_QP_STATE | IB_QP_PKEY_INDEX |
+	err = ib_modify_qp(qp, &attr, IB_QP_STATE | IB_QP_PKEY_INDEX |
 			   IB_QP_PORT | IB_QP_QKEY);
 	if (err)
-		return err;
+		goto err;
 	attr.qp_state = IB_QPS_RTR;
-	err = ib_modify_qp(ipd->qp, &attr, IB_QP_STATE);
+	err = ib_modify_qp(qp, &attr, IB_QP_STATE);
 	if (err)
-		return err;
+		goto err;
 	attr.qp_state = IB_QPS_RTS;
 	attr.sq_psn = 0;
-	return ib_modify_qp(ipd->qp, &attr, IB_QP_STATE | IB_QP_SQ_PSN);
+	err = ib_modify_qp(qp, &attr, IB_QP_STATE | IB_QP_SQ_PSN);
+	if (err)
+		goto err;
+	return 0;
+
+err:
+	netdev_err(ipd->ndev, "cannot bring UD QP %u to RTS: %d\n",
+		   qp->qp_num, err);
+	return err;
 }
 
-static void ipng_qp_reset(struct ipng_dev *ipd)
+/**
+ * ipng_ib_qp_reset() - return a UD QP of the interface to RESET
+ * @ipd: interface
+ * @qp: a channel's QP
+ *
+ * Its posted work requests are dropped without completions.
+ */
+void ipng_ib_qp_reset(struct ipng_dev *ipd, struct ib_qp *qp)
 {
 	struct ib_qp_attr attr = { .qp_state = IB_QPS_RESET };
 
-	if (ib_modify_qp(ipd->qp, &attr, IB_QP_STATE))
-		netdev_warn(ipd->ndev, "cannot reset UD QP %u\n",
-			    ipd->qp->qp_num);
+	if (ib_modify_qp(qp, &attr, IB_QP_STATE))
+		netdev_warn(ipd->ndev, "cannot reset UD QP %u\n", qp->qp_num);
 }
 
 /**
@@ -188,7 +118,8 @@ static void ipng_qp_reset(struct ipng_dev *ipd)
  * @ipd: interface; called under RTNL from ndo_open
  *
  * Looks the interface P_Key up in the port's table (it may have moved since
- * the last open) and walks the QP through INIT, RTR and RTS.
+ * the last open) and starts the channels, whose QPs go through INIT, RTR
+ * and RTS.
  *
  * Return: 0, -ENOENT when the P_Key is no longer in the table, or the verbs
  * error; the QP is back in RESET on failure.
@@ -206,32 +137,16 @@ int ipng_ib_open(struct ipng_dev *ipd)
 		return -ENOENT;
 	}
 	ipd->pkey_index = index;
-	err = ipng_qp_to_rts(ipd);
-	if (err) {
-		netdev_err(ipd->ndev, "cannot bring UD QP %u to RTS: %d\n",
-			   ipd->qp->qp_num, err);
-		goto err_reset;
-	}
-	err = ipng_ud_start(ipd);
-	if (err)
-		goto err_reset;
-	return 0;
-
-err_reset:
-	/* Nothing is posted when ipng_ud_start() fails. */
-	ipng_qp_reset(ipd);
-	return err;
+	return ipng_chans_open(ipd);
 }
 
 /**
- * ipng_ib_stop() - return the UD QP to RESET
+ * ipng_ib_stop() - return the UD QPs to RESET, free their buffers
  * @ipd: interface; called under RTNL from ndo_stop
  */
 void ipng_ib_stop(struct ipng_dev *ipd)
 {
-	ASSERT_RTNL();
-	ipng_qp_reset(ipd);
-	ipng_ud_stop(ipd);
+	ipng_chans_stop(ipd);
 }
 
 /**

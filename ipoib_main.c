@@ -25,8 +25,6 @@ struct workqueue_struct *ipng_ah_wq;
 struct workqueue_struct *ipng_mc_wq;
 struct ib_sa_client ipng_sa_client;
 
-#define IPNG_RING_MIN		64
-#define IPNG_RING_MAX		8192
 
 static char ipng_ifname[IFNAMSIZ] = "ib%d";
 unsigned int ipng_send_queue_size = 256;

@@ -20,13 +20,15 @@
  * wanted set can change under it. Only the pass calls the fabric, and
  * passes are serialized, so a group is never joined and left at once.
  * The machine knows the fabric only through struct ipng_mcast_ops, which
- * lets KUnit drive it with fake joins.
+ * lets KUnit drive it with fake joins. Every state change of a group goes
+ * through ipng_mc_set_state(), which fires ipoib_ng:mcast_state.
  */
 #include <kunit/visibility.h>
 #include <linux/rtnetlink.h>
 #include <linux/slab.h>
 
 #include "ipoib.h"
+#include "ipoib_trace.h"
 
 #define IPNG_MC_BACKOFF_MIN	HZ
 #define IPNG_MC_BACKOFF_MAX	(64 * HZ)
@@ -61,6 +63,7 @@ struct ipng_mcast_group {
  * struct ipng_mcast - multicast state of one interface
  * @ops: the fabric (or a test double)
  * @ctx: handed to @ops
+ * @ndev: the interface, named in tracepoints (NULL under KUnit)
  * @lock: protects @groups and every field of the groups, @running,
  *	@rejoin and @dead; never held while @ops work
  * @groups: wanted or held groups, the broadcast group first
@@ -73,6 +76,7 @@ struct ipng_mcast_group {
 struct ipng_mcast {
 	const struct ipng_mcast_ops *ops;
 	void *ctx;
+	struct net_device *ndev;
 
 	struct mutex lock;	/* groups, running, rejoin, dead */
 	struct list_head groups;
@@ -112,6 +116,17 @@ static struct ipng_mcast_group *ipng_mc_add(struct ipng_mcast *mc,
 	else
 		list_add_tail(&grp->list, &mc->groups);
 	return grp;
+}
+
+/* The one place a group changes state; under mc->lock. */
+static void ipng_mc_set_state(struct ipng_mcast *mc,
+			      struct ipng_mcast_group *grp,
+			      enum ipng_mc_state state)
+{
+	if (grp->state != state)
+		trace_mcast_state(mc->ndev, &grp->m.mgid, grp->m.join,
+				  grp->state, state, grp->error);
+	grp->state = state;
 }
 
 /* Tell the owner a pass is needed; under mc->lock. */
@@ -361,14 +376,14 @@ static enum ipng_mc_action ipng_mc_next(struct ipng_mcast *mc,
 }
 
 /* Record the outcome of a join; under mc->lock. */
-static void ipng_mc_joined(struct ipng_mcast_group *grp, enum ipng_mc_join goal,
-			   int err, unsigned long now)
+static void ipng_mc_joined(struct ipng_mcast *mc, struct ipng_mcast_group *grp,
+			   enum ipng_mc_join goal, int err, unsigned long now)
 {
 	grp->error = err;
 	if (!err) {
 		grp->m.join = goal;
-		grp->state = IPNG_MC_JOINED;
 		grp->backoff = 0;
+		ipng_mc_set_state(mc, grp, IPNG_MC_JOINED);
 		return;
 	}
 	grp->m.join = IPNG_MC_NONE;
@@ -376,7 +391,7 @@ static void ipng_mc_joined(struct ipng_mcast_group *grp, enum ipng_mc_join goal,
 	grp->backoff = grp->backoff ? min(grp->backoff * 2, IPNG_MC_BACKOFF_MAX)
 				    : IPNG_MC_BACKOFF_MIN;
 	grp->retry_at = now + grp->backoff;
-	grp->state = IPNG_MC_BACKOFF;
+	ipng_mc_set_state(mc, grp, IPNG_MC_BACKOFF);
 }
 
 /* Carry out @action on @grp; drops and retakes mc->lock around @ops. */
@@ -392,22 +407,22 @@ static void ipng_mc_act(struct ipng_mcast *mc, struct ipng_mcast_group *grp,
 		kfree(grp);
 		return;
 	case IPNG_MC_DO_LEAVE:
-		grp->state = IPNG_MC_LEAVING;
+		ipng_mc_set_state(mc, grp, IPNG_MC_LEAVING);
 		mutex_unlock(&mc->lock);
 		mc->ops->leave(mc->ctx, &grp->m);
 		mutex_lock(&mc->lock);
 		grp->m.join = IPNG_MC_NONE;
 		grp->m.priv = NULL;
-		grp->state = IPNG_MC_IDLE;
+		ipng_mc_set_state(mc, grp, IPNG_MC_IDLE);
 		return;
 	case IPNG_MC_DO_JOIN:
 		goal = ipng_mc_goal(mc, grp, now);
-		grp->state = IPNG_MC_JOINING;
 		grp->m.join = goal;
+		ipng_mc_set_state(mc, grp, IPNG_MC_JOINING);
 		mutex_unlock(&mc->lock);
 		err = mc->ops->join(mc->ctx, &grp->m);
 		mutex_lock(&mc->lock);
-		ipng_mc_joined(grp, goal, err, now);
+		ipng_mc_joined(mc, grp, goal, err, now);
 		return;
 	default:
 		return;
@@ -439,7 +454,7 @@ unsigned long ipng_mcast_run(struct ipng_mcast *mc, unsigned long now)
 			grp->must_leave = grp->m.join != IPNG_MC_NONE;
 			grp->backoff = 0;
 			if (grp->state == IPNG_MC_BACKOFF)
-				grp->state = IPNG_MC_IDLE;
+				ipng_mc_set_state(mc, grp, IPNG_MC_IDLE);
 		}
 	}
 	/* Every action changes its group's state, so this ends once the
@@ -531,12 +546,15 @@ static const char *const ipng_mc_join_names[] = {
  * ipng_mcast_dump() - one line per group: MGID, state, membership, backoff
  * @ipd: interface
  * @m: seq_file of a debugfs dump
+ *
+ * A header line naming the fields comes first.
  */
 void ipng_mcast_dump(struct ipng_dev *ipd, struct seq_file *m)
 {
 	struct ipng_mcast *mc = ipd->mcast;
 	struct ipng_mcast_group *grp;
 
+	seq_puts(m, "# mgid state join [broadcast] backoff_ms error\n");
 	mutex_lock(&mc->lock);
 	list_for_each_entry(grp, &mc->groups, list)
 		seq_printf(m, "%pI6 state %s join %s%s backoff_ms %u error %d\n",
@@ -660,7 +678,10 @@ int ipng_mcast_init(struct ipng_dev *ipd)
 {
 	INIT_DELAYED_WORK(&ipd->mcast_work, ipng_mcast_work);
 	ipd->mcast = ipng_mcast_alloc(&ipng_dev_mc_ops, ipd);
-	return ipd->mcast ? 0 : -ENOMEM;
+	if (!ipd->mcast)
+		return -ENOMEM;
+	ipd->mcast->ndev = ipd->ndev;
+	return 0;
 }
 
 /**

@@ -301,8 +301,11 @@ static void ipng_neigh_print(struct ipng_dev *ipd, struct ipng_neigh *n,
  * ipng_neighs_dump() - one line per entry: QPN, GID, flags, handle, age
  * @ipd: interface
  * @m: seq_file of a debugfs dump
+ *
+ * A header line naming the fields comes first.
  */
 void ipng_neighs_dump(struct ipng_dev *ipd, struct seq_file *m)
 {
+	seq_puts(m, "# qpn gid flags ah idle_s age_s\n");
 	ipng_neighs_for_each(ipd, ipng_neigh_print, m);
 }

@@ -9,6 +9,7 @@
 #include <linux/if_arp.h>
 #include <linux/rtnetlink.h>
 #include <rdma/ib_cache.h>
+#include <kunit/visibility.h>
 
 #include "ipoib.h"
 
@@ -24,7 +25,7 @@ static int ipng_open(struct net_device *ndev)
 	ipng_cm_open(ipd);
 	ipng_paths_start(ipd);
 	ipng_mcast_start(ipd);
-	netif_start_queue(ndev);
+	netif_tx_start_all_queues(ndev);
 	queue_work(ipng_wq, &ipd->notify_work);
 	return 0;
 }
@@ -33,9 +34,12 @@ static int ipng_stop(struct net_device *ndev)
 {
 	struct ipng_dev *ipd = ipng_priv(ndev);
 
-	netif_stop_queue(ndev);
-	if (!test_and_clear_bit(IPNG_F_OPEN, &ipd->flags))
+	/* Cleared first: completions no longer wake the queues. */
+	if (!test_and_clear_bit(IPNG_F_OPEN, &ipd->flags)) {
+		netif_tx_disable(ndev);
 		return 0;
+	}
+	netif_tx_disable(ndev);
 	ipng_mcast_stop(ipd);
 	ipng_paths_stop(ipd);
 	ipng_cm_stop(ipd);
@@ -66,13 +70,47 @@ static void ipng_set_rx_mode(struct net_device *ndev)
 	ipng_mcast_rx_mode(ipng_priv(ndev));
 }
 
+/*
+ * A transmit queue stayed stopped (a send ring or the connections full
+ * without progress): the stall detector resets the channels.
+ */
+static void ipng_tx_timeout(struct net_device *ndev, unsigned int txqueue)
+{
+	struct ipng_dev *ipd = ipng_priv(ndev);
+
+	netdev_warn(ndev, "transmit queue %u timed out\n", txqueue);
+	set_bit(IPNG_F_WATCHDOG, &ipd->flags);
+	mod_delayed_work(ipng_wq, &ipd->stall_work, 0);
+}
+
+/**
+ * ipng_stats_read() - every counter of an interface
+ * @ipd: interface
+ * @c: result: the per-CPU counters, with the packet and byte totals
+ *	summed over the channels (ipng_chans_read())
+ *
+ * Any context.
+ */
+void ipng_stats_read(struct ipng_dev *ipd, u64 c[IPNG_STAT_MAX])
+{
+	struct ipng_chan_counters t;
+
+	ipng_stats_sum(ipd->stats, c);
+	ipng_chans_read(ipd, NULL, &t);
+	c[IPNG_STAT_RX_PACKETS] = t.rx_packets;
+	c[IPNG_STAT_RX_BYTES] = t.rx_bytes;
+	c[IPNG_STAT_TX_PACKETS] = t.tx_packets;
+	c[IPNG_STAT_TX_BYTES] = t.tx_bytes;
+}
+EXPORT_SYMBOL_IF_KUNIT(ipng_stats_read);
+
 static void ipng_get_stats64(struct net_device *ndev,
 			     struct rtnl_link_stats64 *st)
 {
 	struct ipng_dev *ipd = ipng_priv(ndev);
 	u64 c[IPNG_STAT_MAX];
 
-	ipng_stats_sum(ipd->stats, c);
+	ipng_stats_read(ipd, c);
 	st->rx_packets = c[IPNG_STAT_RX_PACKETS];
 	st->rx_bytes = c[IPNG_STAT_RX_BYTES];
 	st->tx_packets = c[IPNG_STAT_TX_PACKETS];
@@ -101,6 +139,7 @@ static const struct net_device_ops ipng_netdev_ops = {
 	.ndo_set_rx_mode	= ipng_set_rx_mode,
 	.ndo_get_stats64	= ipng_get_stats64,
 	.ndo_change_mtu		= ipng_change_mtu,
+	.ndo_tx_timeout		= ipng_tx_timeout,
 };
 
 static void ipng_setup(struct net_device *ndev)
@@ -117,6 +156,8 @@ static void ipng_setup(struct net_device *ndev)
 	ndev->max_mtu		= ipng_ud_mtu(IB_MTU_2048);
 	ndev->mtu		= ndev->max_mtu;
 	ndev->tx_queue_len	= ipng_send_queue_size * 2;
+	/* Behind the driver's own stall detector (ipoib_chan.c). */
+	ndev->watchdog_timeo	= 10 * HZ;
 	/* A packet too big for its way is answered with an ICMP "too big",
 	 * which needs the packet's route.
 	 */
@@ -152,6 +193,9 @@ static void ipng_read_port(struct ipng_dev *ipd, struct ipng_port_view *view)
 		view->up = attr.state == IB_PORT_ACTIVE;
 		view->mtu = max(ipng_ud_mtu(attr.active_mtu), 0);
 		WRITE_ONCE(ipd->port_mtu, attr.active_mtu);
+		WRITE_ONCE(ipd->speed,
+			   ipng_port_speed(attr.active_speed,
+					   attr.active_width));
 	}
 	index = ipd->fabric->addr_gid_index(ipd);
 	if (rdma_query_gid(ipd->ca, ipd->port, index, &gid))
@@ -363,8 +407,9 @@ struct ipng_dev *ipng_dev_create(struct ib_device *ca, u32 port,
 
 	if (!fabric)
 		return ERR_PTR(-EOPNOTSUPP);
-	ndev = alloc_netdev(sizeof(*ipd), name_template, NET_NAME_ENUM,
-			    ipng_setup);
+	ndev = alloc_netdev_mqs(sizeof(*ipd), name_template, NET_NAME_ENUM,
+				ipng_setup, IPNG_MAX_CHANNELS,
+				IPNG_MAX_CHANNELS);
 	if (!ndev)
 		return ERR_PTR(-ENOMEM);
 	ipd = ipng_priv(ndev);

@@ -1,8 +1,10 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * Datagram (UD) path: the link header the stack builds (header_ops), the
- * send ring and its completions, the receive ring, its refill and the
- * delivery of received frames through NAPI and GRO.
+ * Datagram (UD) path: the link header the stack builds (header_ops), a
+ * channel's send ring and its completions, the receive ring, its refill
+ * and the making of received frames into packets for the stack (which
+ * ipoib_chan.c delivers), and the transmit queue flow control shared with
+ * connected mode.
  *
  * Both rings complete in order (a work queue of one QP does), so each ring
  * keeps a producer and a consumer index and one struct ib_cqe: a
@@ -18,19 +20,6 @@
 #include <rdma/ib_pack.h>
 
 #include "ipoib.h"
-
-/*
- * Receive buffers hold the 40-byte GRH area, the header and the largest
- * datagram the port carries.
- */
-static u32 ipng_rx_buf_len(struct ipng_dev *ipd)
-{
-	int mtu = READ_ONCE(ipd->ud_mtu);
-
-	if (mtu <= 0)
-		mtu = ipng_ud_mtu(IB_MTU_4096);
-	return IB_GRH_BYTES + IPNG_HLEN + mtu;
-}
 
 /*
  * header_ops->create: the link header is the 20-byte destination followed
@@ -65,10 +54,16 @@ const struct header_ops ipng_header_ops = {
 	.parse	= ipng_header_parse,
 };
 
-/* Empty a ring slot: unmap its buffer, drop its address handle. */
-static struct sk_buff *ipng_take_slot(struct ipng_dev *ipd,
-				      struct ipng_slot *slot,
-				      enum dma_data_direction dir)
+/**
+ * ipng_take_slot() - empty a ring slot
+ * @ipd: interface
+ * @slot: the slot; unmapped, its address handle (if any) dropped
+ * @dir: direction it was mapped for
+ *
+ * Return: the buffer the slot held.
+ */
+struct sk_buff *ipng_take_slot(struct ipng_dev *ipd, struct ipng_slot *slot,
+			       enum dma_data_direction dir)
 {
 	struct sk_buff *skb = slot->skb;
 
@@ -79,63 +74,143 @@ static struct sk_buff *ipng_take_slot(struct ipng_dev *ipd,
 	return skb;
 }
 
+/**
+ * ipng_tx_map() - map a packet for a send and put it into a ring slot
+ * @ipd: interface
+ * @skb: the packet; made linear
+ * @slot: an empty slot of a send ring
+ * @sge: filled with the mapped packet
+ *
+ * Return: 0, or -ENOMEM when the packet could not be made linear or
+ * mapped (the slot stays empty).
+ */
+int ipng_tx_map(struct ipng_dev *ipd, struct sk_buff *skb,
+		struct ipng_slot *slot, struct ib_sge *sge)
+{
+	u64 dma;
+
+	if (skb_linearize(skb))
+		return -ENOMEM;
+	dma = ib_dma_map_single(ipd->ca, skb->data, skb->len, DMA_TO_DEVICE);
+	if (ib_dma_mapping_error(ipd->ca, dma))
+		return -ENOMEM;
+	sge->addr = dma;
+	sge->length = skb->len;
+	sge->lkey = ipd->pd->local_dma_lkey;
+	slot->skb = skb;
+	slot->dma = dma;
+	slot->len = skb->len;
+	return 0;
+}
+
 /* ---- send ---- */
 
-static bool ipng_ud_room(struct ipng_dev *ipd)
+static bool ipng_ud_room(struct ipng_chan *c)
 {
-	struct ipng_tx_ring *tx = &ipd->tx;
+	struct ipng_tx_ring *tx = &c->tx;
 
 	return READ_ONCE(tx->head) - READ_ONCE(tx->tail) < tx->size - 1;
 }
 
-/**
- * ipng_tx_room() - whether the next packet finds a free send slot
- * @ipd: interface
- *
- * The one transmit queue feeds the UD ring and the RC connections; it runs
- * only while both have room.
- *
- * Return: true if both have room.
+/*
+ * A transmit queue feeds its channel's UD ring and the RC connections; it
+ * runs only while both have room.
  */
-bool ipng_tx_room(struct ipng_dev *ipd)
+static bool ipng_tx_room(struct ipng_chan *c)
 {
-	return ipng_ud_room(ipd) && ipng_cm_tx_room(ipd);
+	return ipng_ud_room(c) && ipng_cm_tx_room(c->ipd);
 }
 
 /**
- * ipng_tx_maybe_stop() - stop the transmit queue if a ring just filled
+ * ipng_tx_chan() - the channel a packet in transmit context belongs to
  * @ipd: interface
+ * @skb: packet; its queue mapping is the transmit queue whose lock is held
+ *
+ * Return: the channel of that queue.
+ */
+struct ipng_chan *ipng_tx_chan(struct ipng_dev *ipd, struct sk_buff *skb)
+{
+	unsigned int q = skb_get_queue_mapping(skb);
+
+	/* The stack never hands out a queue past the real count, which
+	 * changes only while every queue is stopped.
+	 */
+	if (unlikely(q >= READ_ONCE(ipd->nchans)))
+		q = 0;
+	return ipng_chan(ipd, q);
+}
+
+/**
+ * ipng_tx_maybe_stop() - stop a transmit queue if its rings just filled
+ * @c: the channel whose transmit queue sent
  *
  * Transmit context, after a send was posted (UD or RC).
  */
-void ipng_tx_maybe_stop(struct ipng_dev *ipd)
+void ipng_tx_maybe_stop(struct ipng_chan *c)
 {
-	if (ipng_tx_room(ipd))
+	struct netdev_queue *txq = netdev_get_tx_queue(c->ipd->ndev, c->index);
+
+	if (ipng_tx_room(c))
 		return;
-	netif_stop_queue(ipd->ndev);
+	netif_tx_stop_queue(txq);
 	/* Order the stop before re-reading the rings; pairs with the barrier
 	 * in ipng_tx_wake(), which may have freed slots.
 	 */
 	smp_mb();
-	if (ipng_tx_room(ipd))
-		netif_wake_queue(ipd->ndev);
+	if (ipng_tx_room(c))
+		netif_tx_wake_queue(txq);
 }
 
 /**
- * ipng_tx_wake() - restart the transmit queue after send completions
- * @ipd: interface
+ * ipng_tx_wake() - restart a transmit queue after send completions
+ * @c: channel whose ring (or the connections) got room
  *
  * NAPI context, after a completion freed a slot.
  */
-void ipng_tx_wake(struct ipng_dev *ipd)
+void ipng_tx_wake(struct ipng_chan *c)
 {
+	struct ipng_dev *ipd = c->ipd;
+	struct netdev_queue *txq = netdev_get_tx_queue(ipd->ndev, c->index);
+
 	/* Order the freed slot before reading the queue state; pairs with
-	 * the barrier after netif_stop_queue() in the send paths.
+	 * the barrier after netif_tx_stop_queue() in the send paths.
 	 */
 	smp_mb();
-	if (netif_queue_stopped(ipd->ndev) &&
-	    test_bit(IPNG_F_OPEN, &ipd->flags) && ipng_tx_room(ipd))
-		netif_wake_queue(ipd->ndev);
+	if (netif_tx_queue_stopped(txq) &&
+	    test_bit(IPNG_F_OPEN, &ipd->flags) &&
+	    !test_bit(IPNG_F_QUIESCED, &ipd->flags) && ipng_tx_room(c))
+		netif_tx_wake_queue(txq);
+}
+
+/**
+ * ipng_tx_wake_all() - restart every transmit queue that has room again
+ * @ipd: interface
+ *
+ * NAPI context, after RC send completions (the connections are shared by
+ * all transmit queues).
+ */
+void ipng_tx_wake_all(struct ipng_dev *ipd)
+{
+	unsigned int i, n = READ_ONCE(ipd->nchans);
+
+	for (i = 0; i < n; i++)
+		ipng_tx_wake(ipng_chan(ipd, i));
+}
+
+/**
+ * ipng_tx_depth() - sends posted on a channel and not yet completed
+ * @c: channel
+ *
+ * Return: the number of busy send slots; any context.
+ */
+u32 ipng_tx_depth(struct ipng_chan *c)
+{
+	/* The tail never passes the head: read it first (acquire orders
+	 * the head read after it), so that head - tail cannot go negative.
+	 */
+	u32 tail = smp_load_acquire(&c->tx.tail);
+
+	return min_t(u32, READ_ONCE(c->tx.head) - tail, c->tx.size);
 }
 
 /**
@@ -151,7 +226,7 @@ void ipng_tx_wake(struct ipng_dev *ipd)
 void ipng_too_big(struct ipng_dev *ipd, struct sk_buff *skb,
 		  unsigned int mtu)
 {
-	ipng_stat_add(ipd->stats, IPNG_STAT_TX_DROP_TOO_BIG, 1);
+	ipng_drop(ipd, IPNG_STAT_TX_DROP_TOO_BIG, 1);
 	skb_pull(skb, IPNG_HLEN);
 	if (skb->protocol == htons(ETH_P_IP) &&
 	    pskb_network_may_pull(skb, sizeof(struct iphdr))) {
@@ -167,26 +242,25 @@ void ipng_too_big(struct ipng_dev *ipd, struct sk_buff *skb,
 }
 
 /**
- * ipng_ud_send() - post one packet on the UD send queue
+ * ipng_ud_send() - post one packet on a UD send queue
  * @ipd: interface
  * @skb: packet starting at the IPoIB header; consumed
  * @ah: address handle of the destination; a reference is taken for the
  *	time the packet is in flight
  * @qpn: destination QPN
  *
- * Called in transmit context with the queue lock held, or with bottom
- * halves disabled by the code that flushes a resolve queue.
+ * Transmit context: the lock of the packet's transmit queue is held, and
+ * the packet goes out on that queue's channel.
  */
 void ipng_ud_send(struct ipng_dev *ipd, struct sk_buff *skb,
 		  struct ipng_ah *ah, u32 qpn)
 {
-	struct ipng_tx_ring *tx = &ipd->tx;
+	struct ipng_chan *c = ipng_tx_chan(ipd, skb);
+	struct ipng_tx_ring *tx = &c->tx;
 	struct ipng_slot *slot = &tx->slots[tx->head & (tx->size - 1)];
-	struct ib_sge sge;
 	struct ib_ud_wr wr = {
 		.wr = {
 			.wr_cqe		= &tx->cqe,
-			.sg_list	= &sge,
 			.num_sge	= 1,
 			.opcode		= IB_WR_SEND,
 			.send_flags	= IB_SEND_SIGNALED,
@@ -196,56 +270,48 @@ void ipng_ud_send(struct ipng_dev *ipd, struct sk_buff *skb,
 		.remote_qkey	= READ_ONCE(ipd->qkey),
 	};
 	int mtu = READ_ONCE(ipd->ud_mtu);
-	u64 dma;
+	struct ib_sge sge;
 
 	if (unlikely(mtu > 0 && skb->len - IPNG_HLEN > mtu)) {
 		ipng_too_big(ipd, skb, mtu);
 		return;
 	}
-	if (unlikely(!ipng_ud_room(ipd))) {
-		ipng_stat_add(ipd->stats, IPNG_STAT_TX_DROP_RING_FULL, 1);
+	if (unlikely(!ipng_ud_room(c))) {
+		ipng_drop(ipd, IPNG_STAT_TX_DROP_RING_FULL, 1);
 		dev_kfree_skb_any(skb);
 		return;
 	}
-	if (skb_linearize(skb))
+	if (ipng_tx_map(ipd, skb, slot, &sge))
 		goto drop;
-	dma = ib_dma_map_single(ipd->ca, skb->data, skb->len, DMA_TO_DEVICE);
-	if (ib_dma_mapping_error(ipd->ca, dma))
-		goto drop;
-	sge.addr = dma;
-	sge.length = skb->len;
-	sge.lkey = ipd->pd->local_dma_lkey;
-
-	slot->skb = skb;
-	slot->dma = dma;
-	slot->len = skb->len;
 	slot->ah = ipng_ah_get(ah);
-	if (ib_post_send(ipd->qp, &wr.wr, NULL)) {
+	wr.wr.sg_list = &sge;
+	/* Once posted, the send may complete and free @skb at once. */
+	skb_tx_timestamp(skb);
+	if (ib_post_send(c->qp, &wr.wr, NULL)) {
 		ipng_take_slot(ipd, slot, DMA_TO_DEVICE);
 		goto drop;
 	}
-	skb_tx_timestamp(skb);
 	/* The slot is filled before the completion side can see it used. */
 	smp_store_release(&tx->head, tx->head + 1);
-	ipng_tx_maybe_stop(ipd);
+	ipng_tx_maybe_stop(c);
 	return;
 
 drop:
-	ipng_stat_add(ipd->stats, IPNG_STAT_TX_DROP_POST, 1);
+	ipng_drop(ipd, IPNG_STAT_TX_DROP_POST, 1);
 	dev_kfree_skb_any(skb);
 }
 
 static void ipng_tx_done(struct ib_cq *cq, struct ib_wc *wc)
 {
-	struct ipng_dev *ipd = cq->cq_context;
-	struct ipng_tx_ring *tx = &ipd->tx;
+	struct ipng_chan *c = cq->cq_context;
+	struct ipng_dev *ipd = c->ipd;
+	struct ipng_tx_ring *tx = &c->tx;
 	struct ipng_slot *slot = &tx->slots[tx->tail & (tx->size - 1)];
 	struct sk_buff *skb = ipng_take_slot(ipd, slot, DMA_TO_DEVICE);
 
 	if (likely(wc->status == IB_WC_SUCCESS)) {
-		ipng_stat_add(ipd->stats, IPNG_STAT_TX_PACKETS, 1);
-		ipng_stat_add(ipd->stats, IPNG_STAT_TX_BYTES,
-			      skb->len - IPNG_HLEN);
+		ipng_chan_stat_add(c, &c->stats.tx_packets, 1);
+		ipng_chan_stat_add(c, &c->stats.tx_bytes, skb->len - IPNG_HLEN);
 	} else {
 		if (wc->status != IB_WC_WR_FLUSH_ERR)
 			netdev_dbg(ipd->ndev, "send completion: %s\n",
@@ -256,32 +322,33 @@ static void ipng_tx_done(struct ib_cq *cq, struct ib_wc *wc)
 
 	/* The slot is free before the transmit path can see it free. */
 	smp_store_release(&tx->tail, tx->tail + 1);
-	ipng_tx_wake(ipd);
+	ipng_tx_wake(c);
 }
 
 /* ---- receive ---- */
 
-static int ipng_post_recv(struct ipng_dev *ipd, struct ipng_slot *slot)
+static int ipng_post_recv(struct ipng_chan *c, struct ipng_slot *slot)
 {
 	struct ib_sge sge = {
 		.addr	= slot->dma,
 		.length	= slot->len,
-		.lkey	= ipd->pd->local_dma_lkey,
+		.lkey	= c->ipd->pd->local_dma_lkey,
 	};
 	struct ib_recv_wr wr = {
-		.wr_cqe		= &ipd->rx.cqe,
+		.wr_cqe		= &c->rx.cqe,
 		.sg_list	= &sge,
 		.num_sge	= 1,
 	};
 
-	return ib_post_recv(ipd->qp, &wr, NULL);
+	return ib_post_recv(c->qp, &wr, NULL);
 }
 
 /* Give a slot a fresh, mapped buffer. */
-static int ipng_alloc_rx(struct ipng_dev *ipd, struct ipng_slot *slot,
+static int ipng_alloc_rx(struct ipng_chan *c, struct ipng_slot *slot,
 			 gfp_t gfp)
 {
-	u32 len = ipd->rx.buf_len;
+	struct ipng_dev *ipd = c->ipd;
+	u32 len = c->rx.buf_len;
 	struct sk_buff *skb;
 	u64 dma;
 
@@ -326,9 +393,10 @@ static bool ipng_rx_gids(struct ipng_dev *ipd, struct ib_wc *wc,
  * headroom, except its last 20 bytes, which take the sender's link address
  * so that the 24-byte link header looks like the one we send.
  */
-static void ipng_rx_skb(struct ipng_dev *ipd, struct sk_buff *skb,
+static void ipng_rx_skb(struct ipng_chan *c, struct sk_buff *skb,
 			struct ib_wc *wc)
 {
+	struct ipng_dev *ipd = c->ipd;
 	struct net_device *ndev = ipd->ndev;
 	union ib_gid sgid = {}, dgid = {};
 	bool own, mcast;
@@ -336,21 +404,22 @@ static void ipng_rx_skb(struct ipng_dev *ipd, struct sk_buff *skb,
 	u8 *src;
 
 	if (wc->byte_len < IB_GRH_BYTES + IPNG_HLEN) {
-		ipng_stat_add(ipd->stats, IPNG_STAT_RX_DROP_SHORT, 1);
+		ipng_drop(ipd, IPNG_STAT_RX_DROP_SHORT, 1);
 		goto drop;
 	}
 	skb_put(skb, wc->byte_len);
 	ipng_hdr_parse(skb->data + IB_GRH_BYTES, IPNG_HLEN, &proto);
 	if (!ipng_proto_known(proto)) {
-		ipng_stat_add(ipd->stats, IPNG_STAT_RX_DROP_PROTO, 1);
+		ipng_drop(ipd, IPNG_STAT_RX_DROP_PROTO, 1);
 		goto drop;
 	}
 	ipng_rx_gids(ipd, wc, skb->data, &sgid, &dgid);
 	mcast = dgid.raw[0] == 0xff;
-	own = wc->src_qp == ipd->qp->qp_num &&
-	      !memcmp(sgid.raw, ndev->dev_addr + IPNG_GID_OFFSET, 16);
-	if (mcast && own) {
-		ipng_stat_add(ipd->stats, IPNG_STAT_RX_DROP_OWN_MCAST, 1);
+	own = mcast &&
+	      !memcmp(sgid.raw, ndev->dev_addr + IPNG_GID_OFFSET, 16) &&
+	      ipng_own_qpn(ipd, wc->src_qp);
+	if (own) {
+		ipng_drop(ipd, IPNG_STAT_RX_DROP_OWN_MCAST, 1);
 		goto drop;
 	}
 
@@ -368,10 +437,7 @@ static void ipng_rx_skb(struct ipng_dev *ipd, struct sk_buff *skb,
 		skb->pkt_type = PACKET_BROADCAST;
 	else
 		skb->pkt_type = PACKET_MULTICAST;
-
-	ipng_stat_add(ipd->stats, IPNG_STAT_RX_PACKETS, 1);
-	ipng_stat_add(ipd->stats, IPNG_STAT_RX_BYTES, skb->len);
-	napi_gro_receive(&ipd->napi, skb);
+	ipng_chan_rx(c, skb, -1);
 	return;
 
 drop:
@@ -380,8 +446,9 @@ drop:
 
 static void ipng_rx_done(struct ib_cq *cq, struct ib_wc *wc)
 {
-	struct ipng_dev *ipd = cq->cq_context;
-	struct ipng_rx_ring *rx = &ipd->rx;
+	struct ipng_chan *c = cq->cq_context;
+	struct ipng_dev *ipd = c->ipd;
+	struct ipng_rx_ring *rx = &c->rx;
 	struct ipng_slot *slot = &rx->slots[rx->tail & (rx->size - 1)];
 	struct sk_buff *skb = slot->skb;
 	struct ipng_slot fresh = {};
@@ -398,83 +465,20 @@ static void ipng_rx_done(struct ib_cq *cq, struct ib_wc *wc)
 	if (!test_bit(IPNG_F_OPEN, &ipd->flags))
 		goto repost;
 	/* Keep the old buffer in the ring if no new one can be had. */
-	if (ipng_alloc_rx(ipd, &fresh, GFP_ATOMIC)) {
-		ipng_stat_add(ipd->stats, IPNG_STAT_RX_DROP_NOMEM, 1);
+	if (ipng_alloc_rx(c, &fresh, GFP_ATOMIC)) {
+		ipng_drop(ipd, IPNG_STAT_RX_DROP_NOMEM, 1);
 		goto repost;
 	}
 	ipng_take_slot(ipd, slot, DMA_FROM_DEVICE);
 	*slot = fresh;
-	ipng_rx_skb(ipd, skb, wc);
+	ipng_rx_skb(c, skb, wc);
 
 repost:
-	if (!test_bit(IPNG_F_OPEN, &ipd->flags) || ipng_post_recv(ipd, slot)) {
-		/* The slot stays empty; ipng_ud_stop() frees its buffer. */
+	if (!test_bit(IPNG_F_OPEN, &ipd->flags) || ipng_post_recv(c, slot)) {
+		/* The slot stays empty; ipng_ud_drain() frees its buffer. */
 		return;
 	}
 	rx->head++;
-}
-
-/* ---- NAPI ---- */
-
-/* NAPI only: the completion batch lives in the interface. */
-static int ipng_poll_cq(struct ipng_dev *ipd, struct ib_cq *cq, int budget)
-{
-	struct ib_wc *wcs = ipd->wcs;
-	int done = 0, n, i;
-
-	while (done < budget) {
-		n = ib_poll_cq(cq, min_t(int, IPNG_WC_BATCH, budget - done),
-			       wcs);
-		if (n <= 0)
-			break;
-		for (i = 0; i < n; i++)
-			wcs[i].wr_cqe->done(cq, &wcs[i]);
-		done += n;
-	}
-	return done;
-}
-
-/* Re-arm @cq (if any); true if completions arrived meanwhile. */
-static bool ipng_rearm(struct ib_cq *cq)
-{
-	return cq && ib_req_notify_cq(cq, IB_CQ_NEXT_COMP |
-				      IB_CQ_REPORT_MISSED_EVENTS) > 0;
-}
-
-static int ipng_napi_poll(struct napi_struct *napi, int budget)
-{
-	struct ipng_dev *ipd = container_of(napi, struct ipng_dev, napi);
-	int done;
-
-	/* Send completions are cheap and free ring slots: take them all. */
-	ipng_poll_cq(ipd, ipd->send_cq, INT_MAX);
-	if (ipd->cm_send_cq)
-		ipng_poll_cq(ipd, ipd->cm_send_cq, INT_MAX);
-	done = ipng_poll_cq(ipd, ipd->recv_cq, budget);
-	if (ipd->cm_recv_cq && done < budget)
-		done += ipng_poll_cq(ipd, ipd->cm_recv_cq, budget - done);
-	if (done >= budget)
-		return budget;
-
-	if (napi_complete_done(napi, done)) {
-		/* A completion that raced with the re-arm is not lost. */
-		if (ipng_rearm(ipd->recv_cq) || ipng_rearm(ipd->send_cq) ||
-		    ipng_rearm(ipd->cm_recv_cq) || ipng_rearm(ipd->cm_send_cq))
-			napi_schedule(napi);
-	}
-	return done;
-}
-
-/**
- * ipng_ud_cq_event() - completion handler of both CQs: schedule NAPI
- * @cq: the CQ with new completions
- * @context: the interface
- */
-void ipng_ud_cq_event(struct ib_cq *cq, void *context)
-{
-	struct ipng_dev *ipd = context;
-
-	napi_schedule(&ipd->napi);
 }
 
 /* ---- rings ---- */
@@ -491,68 +495,95 @@ static void ipng_free_slots(struct ipng_dev *ipd, struct ipng_slot *slots,
 }
 
 /**
- * ipng_ud_init() - allocate the rings of an interface
- * @ipd: interface whose QP exists
+ * ipng_ud_rings_alloc() - allocate the (empty) rings of a channel
+ * @c: channel
  * @send_size: send ring entries (power of two)
- * @recv_size: receive ring entries (power of two)
+ * @recv_size: receive ring entries (power of two), 0 for a channel that
+ *	does not receive
+ *
+ * Replaces the rings the channel had, which must be empty (its QP reset
+ * and drained); on failure the old rings stay.
  *
  * Return: 0 or -ENOMEM.
  */
-int ipng_ud_init(struct ipng_dev *ipd, u32 send_size, u32 recv_size)
+int ipng_ud_rings_alloc(struct ipng_chan *c, u32 send_size, u32 recv_size)
 {
-	ipd->tx.slots = kcalloc(send_size, sizeof(*ipd->tx.slots), GFP_KERNEL);
-	if (!ipd->tx.slots)
+	struct ipng_slot *txs, *rxs = NULL;
+
+	txs = kcalloc(send_size, sizeof(*txs), GFP_KERNEL);
+	if (!txs)
 		return -ENOMEM;
-	ipd->rx.slots = kcalloc(recv_size, sizeof(*ipd->rx.slots), GFP_KERNEL);
-	if (!ipd->rx.slots) {
-		kfree(ipd->tx.slots);
-		ipd->tx.slots = NULL;
-		return -ENOMEM;
+	if (recv_size) {
+		rxs = kcalloc(recv_size, sizeof(*rxs), GFP_KERNEL);
+		if (!rxs) {
+			kfree(txs);
+			return -ENOMEM;
+		}
 	}
-	ipd->tx.size = send_size;
-	ipd->rx.size = recv_size;
-	ipd->tx.cqe.done = ipng_tx_done;
-	ipd->rx.cqe.done = ipng_rx_done;
-	netif_napi_add(ipd->ndev, &ipd->napi, ipng_napi_poll);
+	ipng_ud_rings_free(c);
+	c->tx.slots = txs;
+	c->tx.size = send_size;
+	c->rx.slots = rxs;
+	c->rx.size = recv_size;
+	c->tx.cqe.done = ipng_tx_done;
+	c->rx.cqe.done = ipng_rx_done;
 	return 0;
 }
 
 /**
- * ipng_ud_cleanup() - free the rings; the interface is stopped
- * @ipd: interface
+ * ipng_ud_rings_free() - free the rings of a drained channel
+ * @c: channel
  */
-void ipng_ud_cleanup(struct ipng_dev *ipd)
+void ipng_ud_rings_free(struct ipng_chan *c)
 {
-	if (!ipd->tx.slots)
-		return;
-	netif_napi_del(&ipd->napi);
-	kfree(ipd->rx.slots);
-	kfree(ipd->tx.slots);
-	ipd->rx.slots = NULL;
-	ipd->tx.slots = NULL;
+	kfree(c->rx.slots);
+	kfree(c->tx.slots);
+	c->rx.slots = NULL;
+	c->tx.slots = NULL;
+	c->rx.size = 0;
+	c->tx.size = 0;
+}
+
+/*
+ * Receive buffers hold the 40-byte GRH area, the header and the largest
+ * datagram the port carries.
+ */
+static u32 ipng_rx_buf_len(struct ipng_dev *ipd)
+{
+	int mtu = READ_ONCE(ipd->ud_mtu);
+
+	if (mtu <= 0)
+		mtu = ipng_ud_mtu(IB_MTU_4096);
+	return IB_GRH_BYTES + IPNG_HLEN + mtu;
 }
 
 /**
- * ipng_ud_start() - fill the receive ring and start NAPI
- * @ipd: interface whose QP is in RTS
+ * ipng_ud_fill() - reset a channel's rings and post its receive buffers
+ * @c: channel whose QP is in RTS
  *
- * Return: 0, or -ENOMEM when not even one receive buffer could be posted.
+ * Return: 0, or -ENOMEM when a receiving channel could not post even one
+ * buffer.
  */
-int ipng_ud_start(struct ipng_dev *ipd)
+int ipng_ud_fill(struct ipng_chan *c)
 {
-	struct ipng_rx_ring *rx = &ipd->rx;
+	struct ipng_rx_ring *rx = &c->rx;
 	u32 i;
 
-	rx->buf_len = ipng_rx_buf_len(ipd);
+	rx->buf_len = ipng_rx_buf_len(c->ipd);
 	rx->head = 0;
 	rx->tail = 0;
-	ipd->tx.head = 0;
-	ipd->tx.tail = 0;
+	c->tx.head = 0;
+	c->tx.tail = 0;
+	c->tx.seen_tail = 0;
+	c->tx.seen_at = jiffies;
+	if (!rx->size)
+		return 0;
 	for (i = 0; i < rx->size; i++) {
-		if (ipng_alloc_rx(ipd, &rx->slots[i], GFP_KERNEL))
+		if (ipng_alloc_rx(c, &rx->slots[i], GFP_KERNEL))
 			break;
-		if (ipng_post_recv(ipd, &rx->slots[i])) {
-			ipng_free_slots(ipd, &rx->slots[i], 1, DMA_FROM_DEVICE);
+		if (ipng_post_recv(c, &rx->slots[i])) {
+			ipng_free_slots(c->ipd, &rx->slots[i], 1,
+					DMA_FROM_DEVICE);
 			break;
 		}
 		rx->head++;
@@ -560,41 +591,20 @@ int ipng_ud_start(struct ipng_dev *ipd)
 	if (!rx->head)
 		return -ENOMEM;
 	if (rx->head < rx->size)
-		netdev_warn(ipd->ndev, "only %u of %u receive buffers posted\n",
+		netdev_warn(c->ipd->ndev, "only %u of %u receive buffers posted\n",
 			    rx->head, rx->size);
-	napi_enable(&ipd->napi);
-	ib_req_notify_cq(ipd->recv_cq, IB_CQ_NEXT_COMP);
-	ib_req_notify_cq(ipd->send_cq, IB_CQ_NEXT_COMP);
 	return 0;
 }
 
-/*
- * Throw away what is left in a CQ of a QP that has been reset. NAPI is
- * disabled, so its completion batch is free to use.
- */
-static void ipng_discard_cq(struct ipng_dev *ipd, struct ib_cq *cq)
-{
-	while (ib_poll_cq(cq, IPNG_WC_BATCH, ipd->wcs) > 0)
-		;
-}
-
 /**
- * ipng_ud_stop() - stop NAPI and free every buffer
- * @ipd: interface whose QP has just been moved to RESET
+ * ipng_ud_drain() - free every buffer of a channel's rings
+ * @c: channel whose QP has been moved to RESET and whose CQs were emptied
  *
  * With the QP in RESET the device no longer touches the buffers, so they
- * are freed directly; completions still queued in the CQs are discarded.
+ * are freed directly.
  */
-void ipng_ud_stop(struct ipng_dev *ipd)
+void ipng_ud_drain(struct ipng_chan *c)
 {
-	napi_disable(&ipd->napi);
-	ipng_discard_cq(ipd, ipd->recv_cq);
-	ipng_discard_cq(ipd, ipd->send_cq);
-	/* ipng_cm_stop() drained the connections; nothing is left there. */
-	if (ipd->cm_recv_cq)
-		ipng_discard_cq(ipd, ipd->cm_recv_cq);
-	if (ipd->cm_send_cq)
-		ipng_discard_cq(ipd, ipd->cm_send_cq);
-	ipng_free_slots(ipd, ipd->rx.slots, ipd->rx.size, DMA_FROM_DEVICE);
-	ipng_free_slots(ipd, ipd->tx.slots, ipd->tx.size, DMA_TO_DEVICE);
+	ipng_free_slots(c->ipd, c->rx.slots, c->rx.size, DMA_FROM_DEVICE);
+	ipng_free_slots(c->ipd, c->tx.slots, c->tx.size, DMA_TO_DEVICE);
 }

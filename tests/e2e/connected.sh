@@ -144,7 +144,8 @@ sleep_until() {
 
 # --- debugfs <if>/cm (matched with bash regexes, no programs) ---
 
-CM_TAIL='rc_qpn 0x[0-9a-f]{6} mtu [0-9]+ idle_s [0-9]+ queued [0-9]+$'
+CM_TAIL='rc_qpn 0x[0-9a-f]{6} mtu [0-9]+ idle_s [0-9]+ queued [0-9]+ age_s [0-9]+$'
+CM_HEADER='# dir qpn gid state rc_qpn mtu idle_s queued age_s'
 
 cm_dump() {
 	local l
@@ -154,9 +155,11 @@ cm_dump() {
 }
 
 # cm_match RE: print the lines of the cm file that match RE; 1 if none.
+# The header line (the first, "# ...") is never matched.
 cm_match() {
 	local l rc=1
 	while IFS= read -r l; do
+		[[ $l == '#'* ]] && continue
 		if [[ $l =~ $1 ]]; then
 			printf '%s\n' "$l"
 			rc=0
@@ -165,10 +168,11 @@ cm_match() {
 	return $rc
 }
 
-# cm_count RE: how many lines match RE.
+# cm_count RE: how many lines (header excepted) match RE.
 cm_count() {
 	local l n=0
 	while IFS= read -r l; do
+		[[ $l == '#'* ]] && continue
 		[[ $l =~ $1 ]] && n=$((n + 1))
 	done < $DBG/ib0/cm
 	echo $n
@@ -212,6 +216,7 @@ t_defaults() {
 	expect_eq "$(val $PARAM/cm_idle_timeout)" 60 cm_idle_timeout || rc=1
 	expect_eq "$(conns)" 0 connections || rc=1
 	[ -r $DBG/ib0/cm ] || { echo "no $DBG/ib0/cm"; return 1; }
+	expect_eq "$(val $DBG/ib0/cm)" "$CM_HEADER" "header of $DBG/ib0/cm" || rc=1
 	expect_eq "$(cm_count .)" 0 "lines in $DBG/ib0/cm" || rc=1
 	ETHS=$(ethtool -S ib0)
 	for f in "${CM_COUNTERS[@]}"; do

@@ -32,7 +32,7 @@ COUNTERS=(rx_packets rx_bytes tx_packets tx_bytes rx_drop_short
 	rx_completion_errors tx_drop_no_path tx_drop_resolve_queue_full
 	tx_drop_bad_header tx_drop_too_big tx_drop_post_failed
 	tx_completion_errors tx_drop_ring_full tx_drop_cm_queue tx_cm_fallback
-	cm_cap_reached)
+	cm_cap_reached tx_drop_not_joined rx_drop_backlog tx_timeouts)
 # Every line of /proc/net/ipoib/<if>/stats, in order, as documented.
 FIELDS=(mode link_layer mtu qpn gid pkey channels send_queue_size
 	send_queue_depth recv_queue_size rx_packets tx_packets rx_bytes
@@ -79,8 +79,12 @@ groups_match() {
 	[ "$(stat_val $PROC/ib0/stats mcast_groups)" = "$(wanted_groups)" ]
 }
 
+# The debugfs files start with a header line ("# ..."), then one line per
+# entry.
+entries() { grep -vc '^#' "$1"; }
+
 paths_match() {
-	[ "$(stat_val $PROC/ib0/stats paths)" = "$(wc -l < $DBG/ib0/paths)" ]
+	[ "$(stat_val $PROC/ib0/stats paths)" = "$(entries $DBG/ib0/paths)" ]
 }
 
 t_stats_fields() {
@@ -237,10 +241,12 @@ t_path_ages_out() {
 	echo "gone after $((SECONDS - start)) s"
 }
 
-# debugfs mcast: the broadcast group, joined as a full member, first.
+# debugfs mcast: the header, then the broadcast group, joined as a full
+# member, first.
 t_mcast_debugfs() {
 	cat $DBG/ib0/mcast
-	head -1 $DBG/ib0/mcast | grep -q '^ff12:401b:ffff:0000:0000:0000:ffff:ffff state joined join full broadcast backoff_ms 0 error 0$' &&
+	head -1 $DBG/ib0/mcast | grep -qx '# mgid state join \[broadcast\] backoff_ms error' &&
+		sed -n 2p $DBG/ib0/mcast | grep -q '^ff12:401b:ffff:0000:0000:0000:ffff:ffff state joined join full broadcast backoff_ms 0 error 0$' &&
 		[ "$(grep -c ' state joined join full' $DBG/ib0/mcast)" = "$(wanted_groups)" ]
 }
 

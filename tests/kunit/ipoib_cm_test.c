@@ -2,9 +2,10 @@
 /*
  * KUnit suite for the pure logic of connected mode: the RFC 4755 helpers
  * of ipoib_wire.h (service ID, REQ/REP private data), every transition of
- * the connection state machine in ipoib_cm_state.c, and the connection
- * budget. No device and no CM: the functions are fed values and their
- * results compared with what the RFC and the state table say.
+ * the connection state machine in ipoib_cm_state.c, what each step
+ * reports to tracing, and the connection budget. No device and no CM:
+ * the functions are fed values and their results compared with what the
+ * RFC and the state table say.
  */
 #include <linux/stddef.h>
 
@@ -594,6 +595,131 @@ static void ipng_cm_test_state_names(struct kunit *test)
 			   "invalid");
 }
 
+static void ipng_cm_test_event_names(struct kunit *test)
+{
+	const char *names[IPNG_CM_NR_EVENTS];
+	int i, j;
+
+	for (i = 0; i < IPNG_CM_NR_EVENTS; i++) {
+		names[i] = ipng_cm_event_name(i);
+		KUNIT_ASSERT_NOT_NULL(test, names[i]);
+		KUNIT_EXPECT_GT_MSG(test, strlen(names[i]), 0, "event %d", i);
+		KUNIT_EXPECT_STRNEQ_MSG(test, names[i], "invalid", "event %d",
+					i);
+		for (j = 0; j < i; j++)
+			KUNIT_EXPECT_STRNEQ_MSG(test, names[i], names[j],
+						"events %d and %d", j, i);
+	}
+	KUNIT_EXPECT_STREQ(test, ipng_cm_event_name(IPNG_CM_EV_DREQ), "dreq");
+	KUNIT_EXPECT_STREQ(test, ipng_cm_event_name(IPNG_CM_EV_CLOSE), "close");
+	KUNIT_EXPECT_STREQ(test, ipng_cm_event_name(IPNG_CM_NR_EVENTS),
+			   "invalid");
+	KUNIT_EXPECT_STREQ(test, ipng_cm_event_name((enum ipng_cm_event)-1),
+			   "invalid");
+}
+
+/*
+ * Over every state and event: each step into LIVE reports up, each into
+ * FAILED a failure, a step that changes nothing or starts from FAILED
+ * reports nothing, and only steps into CLOSING report a close.
+ */
+static void ipng_cm_test_report_all_steps(struct kunit *test)
+{
+	enum ipng_cm_report got;
+	enum ipng_cm_state new;
+	unsigned int act;
+	int s, e, closed = 0;
+
+	for (s = 0; s < IPNG_CM_NR_STATES; s++) {
+		for (e = 0; e < IPNG_CM_NR_EVENTS; e++) {
+			new = ipng_cm_step(s, e, &act);
+			got = ipng_cm_report(s, new, e);
+			if (new == s || s == IPNG_CM_FAILED)
+				KUNIT_EXPECT_EQ_MSG(test, got,
+						    IPNG_CM_REPORT_NONE,
+						    "%s + %s",
+						    ipng_cm_state_name(s),
+						    ipng_cm_event_name(e));
+			else if (new == IPNG_CM_LIVE)
+				KUNIT_EXPECT_EQ_MSG(test, got,
+						    IPNG_CM_REPORT_UP, "%s + %s",
+						    ipng_cm_state_name(s),
+						    ipng_cm_event_name(e));
+			else if (new == IPNG_CM_FAILED)
+				KUNIT_EXPECT_EQ_MSG(test, got,
+						    IPNG_CM_REPORT_FAILED,
+						    "%s + %s",
+						    ipng_cm_state_name(s),
+						    ipng_cm_event_name(e));
+			if (got == IPNG_CM_REPORT_CLOSED) {
+				KUNIT_EXPECT_EQ(test, new, IPNG_CM_CLOSING);
+				closed++;
+			}
+		}
+	}
+	/* LIVE, REP_SENT, REQ_SENT and IDLE each close on CLOSE and IDLE. */
+	KUNIT_EXPECT_GE(test, closed, 8);
+}
+
+/* The reports of whole lives, written out by hand. */
+static void ipng_cm_test_report_cases(struct kunit *test)
+{
+	/* Active: REP makes it live; the interface closes it later. */
+	KUNIT_EXPECT_EQ(test, ipng_cm_report(IPNG_CM_REQ_SENT, IPNG_CM_LIVE,
+					     IPNG_CM_EV_REP),
+			IPNG_CM_REPORT_UP);
+	KUNIT_EXPECT_EQ(test, ipng_cm_report(IPNG_CM_LIVE, IPNG_CM_CLOSING,
+					     IPNG_CM_EV_CLOSE),
+			IPNG_CM_REPORT_CLOSED);
+	/* Passive: RTU; the peer disconnects. */
+	KUNIT_EXPECT_EQ(test, ipng_cm_report(IPNG_CM_REP_SENT, IPNG_CM_LIVE,
+					     IPNG_CM_EV_RTU),
+			IPNG_CM_REPORT_UP);
+	KUNIT_EXPECT_EQ(test, ipng_cm_report(IPNG_CM_LIVE, IPNG_CM_CLOSING,
+					     IPNG_CM_EV_DREQ),
+			IPNG_CM_REPORT_CLOSED);
+	/* Rejected REQ, unanswered REP: failures. */
+	KUNIT_EXPECT_EQ(test, ipng_cm_report(IPNG_CM_REQ_SENT, IPNG_CM_FAILED,
+					     IPNG_CM_EV_REJ),
+			IPNG_CM_REPORT_FAILED);
+	KUNIT_EXPECT_EQ(test, ipng_cm_report(IPNG_CM_REP_SENT, IPNG_CM_CLOSING,
+					     IPNG_CM_EV_TIMEOUT),
+			IPNG_CM_REPORT_FAILED);
+	/* A live connection whose QP fails closes; it did not fail to be
+	 * made.
+	 */
+	KUNIT_EXPECT_EQ(test, ipng_cm_report(IPNG_CM_LIVE, IPNG_CM_CLOSING,
+					     IPNG_CM_EV_QP_ERROR),
+			IPNG_CM_REPORT_CLOSED);
+	/* The failed marker going away, and non-changes: nothing. */
+	KUNIT_EXPECT_EQ(test, ipng_cm_report(IPNG_CM_FAILED, IPNG_CM_CLOSING,
+					     IPNG_CM_EV_CLOSE),
+			IPNG_CM_REPORT_NONE);
+	KUNIT_EXPECT_EQ(test, ipng_cm_report(IPNG_CM_LIVE, IPNG_CM_LIVE,
+					     IPNG_CM_EV_RTU),
+			IPNG_CM_REPORT_NONE);
+	KUNIT_EXPECT_EQ(test, ipng_cm_report(IPNG_CM_IDLE, IPNG_CM_REQ_SENT,
+					     IPNG_CM_EV_REQ_SENT),
+			IPNG_CM_REPORT_NONE);
+}
+
+static void ipng_cm_test_event_errno(struct kunit *test)
+{
+	int e;
+
+	for (e = 0; e < IPNG_CM_NR_EVENTS; e++)
+		KUNIT_EXPECT_LT_MSG(test, ipng_cm_event_errno(e), 0, "%s",
+				    ipng_cm_event_name(e));
+	KUNIT_EXPECT_EQ(test, ipng_cm_event_errno(IPNG_CM_EV_REJ),
+			-ECONNREFUSED);
+	KUNIT_EXPECT_EQ(test, ipng_cm_event_errno(IPNG_CM_EV_TIMEOUT),
+			-ETIMEDOUT);
+	KUNIT_EXPECT_EQ(test, ipng_cm_event_errno(IPNG_CM_EV_DREQ),
+			-ECONNRESET);
+	KUNIT_EXPECT_EQ(test, ipng_cm_event_errno(IPNG_CM_EV_SETUP_ERROR),
+			-EIO);
+}
+
 /* The connection budget. */
 
 static void budget_init(struct ipng_cm_budget *b, unsigned int max)
@@ -730,6 +856,10 @@ static struct kunit_case ipng_cm_cases[] = {
 	KUNIT_CASE(ipng_cm_test_closing_ignores),
 	KUNIT_CASE(ipng_cm_test_out_of_range),
 	KUNIT_CASE(ipng_cm_test_state_names),
+	KUNIT_CASE(ipng_cm_test_event_names),
+	KUNIT_CASE(ipng_cm_test_report_all_steps),
+	KUNIT_CASE(ipng_cm_test_report_cases),
+	KUNIT_CASE(ipng_cm_test_event_errno),
 	KUNIT_CASE(ipng_cm_test_budget_cap),
 	KUNIT_CASE(ipng_cm_test_budget_zero),
 	KUNIT_CASE(ipng_cm_test_budget_never_over),

@@ -232,7 +232,7 @@ static u64 live_stat(enum ipng_stat stat)
 {
 	u64 sum[IPNG_STAT_MAX];
 
-	ipng_stats_sum(live.ipd->stats, sum);
+	ipng_stats_read(live.ipd, sum);
 	return sum[stat];
 }
 

@@ -4,12 +4,44 @@
  * driven through a fake fabric: joins that succeed or fail on demand,
  * record the order of calls and check that no membership is taken twice
  * or left without being held. Time is passed to each pass explicitly, so
- * backoff and expiry are tested without sleeping.
+ * backoff and expiry are tested without sleeping. A probe on the
+ * ipoib_ng:mcast_state tracepoint records every state change; after each
+ * test the changes of every group must form one unbroken chain.
  */
 #include "../../ipoib.h"
+#include "../../ipoib_trace.h"
 #include "ipoib_test.h"
 
 #define FAKE_MAX	16
+#define TRACE_MAX	128
+
+/**
+ * struct mc_event - one ipoib_ng:mcast_state event
+ * @mgid: the group
+ * @join: membership held or asked for
+ * @old: state before
+ * @new: state after
+ * @error: the group's last join result
+ */
+struct mc_event {
+	union ib_gid mgid;
+	enum ipng_mc_join join;
+	enum ipng_mc_state old;
+	enum ipng_mc_state new;
+	int error;
+};
+
+/**
+ * struct mc_trace - events recorded by the probe
+ * @ev: the first TRACE_MAX events
+ * @n: entries in @ev
+ * @lost: events past TRACE_MAX
+ */
+struct mc_trace {
+	struct mc_event ev[TRACE_MAX];
+	int n;
+	int lost;
+};
 
 struct fake_fabric;
 typedef void (*fake_hook)(struct fake_fabric *ff, struct ipng_mcast_member *m);
@@ -28,6 +60,7 @@ typedef void (*fake_hook)(struct fake_fabric *ff, struct ipng_mcast_member *m);
  * @norder: entries in @order
  * @last_join: membership asked for by the last join
  * @hook: called inside the next join, then cleared
+ * @trace: state changes seen by the tracepoint probe
  */
 struct fake_fabric {
 	struct kunit *test;
@@ -42,6 +75,7 @@ struct fake_fabric {
 	int norder;
 	enum ipng_mc_join last_join;
 	fake_hook hook;
+	struct mc_trace trace;
 };
 
 static int fake_held_index(struct fake_fabric *ff, const union ib_gid *mgid)
@@ -119,6 +153,80 @@ static const struct ipng_mcast_ops fake_ops = {
 /* MGIDs of the tests: [0] is the broadcast group. */
 static union ib_gid mg[4];
 
+/* Probe of ipoib_ng:mcast_state; groups of real interfaces are skipped. */
+static void mc_trace_probe(void *data, const struct net_device *ndev,
+			   const union ib_gid *mgid, enum ipng_mc_join join,
+			   enum ipng_mc_state old, enum ipng_mc_state new,
+			   int error)
+{
+	struct mc_trace *t = data;
+	struct mc_event *e;
+
+	if (ndev)
+		return;
+	if (t->n >= TRACE_MAX) {
+		t->lost++;
+		return;
+	}
+	e = &t->ev[t->n++];
+	e->mgid = *mgid;
+	e->join = join;
+	e->old = old;
+	e->new = new;
+	e->error = error;
+}
+
+/* The events of group @i, in order, into @out (at most @max). */
+static int mc_events_of(struct fake_fabric *ff, int i, struct mc_event *out,
+			int max)
+{
+	int j, n = 0;
+
+	for (j = 0; j < ff->trace.n && n < max; j++)
+		if (!memcmp(&ff->trace.ev[j].mgid, &mg[i], sizeof(mg[i])))
+			out[n++] = ff->trace.ev[j];
+	return n;
+}
+
+/*
+ * Every event changes the state, and starts where the group's previous
+ * event ended, or from idle for a group made anew after it was freed
+ * (which happens only in idle or backoff). A group is born idle. Once
+ * the state is freed no group is joined, joining or leaving.
+ */
+static void mc_trace_check(struct kunit *test, struct mc_trace *t)
+{
+	enum ipng_mc_state prev;
+	int i, j;
+
+	KUNIT_EXPECT_EQ(test, t->lost, 0);
+	for (i = 0; i < t->n; i++) {
+		const struct mc_event *e = &t->ev[i];
+
+		prev = IPNG_MC_IDLE;
+		for (j = i - 1; j >= 0; j--) {
+			if (!memcmp(&t->ev[j].mgid, &e->mgid, sizeof(e->mgid))) {
+				prev = t->ev[j].new;
+				break;
+			}
+		}
+		KUNIT_EXPECT_NE_MSG(test, e->old, e->new, "event %d", i);
+		KUNIT_EXPECT_TRUE_MSG(test, e->old == prev ||
+				      (e->old == IPNG_MC_IDLE &&
+				       prev == IPNG_MC_BACKOFF),
+				      "event %d of %pI6: from %u, last %u", i,
+				      e->mgid.raw, e->old, prev);
+		for (j = i + 1; j < t->n; j++)
+			if (!memcmp(&t->ev[j].mgid, &e->mgid, sizeof(e->mgid)))
+				break;
+		if (j == t->n)
+			KUNIT_EXPECT_TRUE_MSG(test, e->new == IPNG_MC_IDLE ||
+					      e->new == IPNG_MC_BACKOFF,
+					      "%pI6 ends in state %u",
+					      e->mgid.raw, e->new);
+	}
+}
+
 static int ipng_mc_test_init(struct kunit *test)
 {
 	struct fake_fabric *ff;
@@ -127,7 +235,11 @@ static int ipng_mc_test_init(struct kunit *test)
 	ff = kunit_kzalloc(test, sizeof(*ff), GFP_KERNEL);
 	KUNIT_ASSERT_NOT_ERR_OR_NULL(test, ff);
 	ff->test = test;
+	KUNIT_ASSERT_EQ(test, register_trace_mcast_state(mc_trace_probe,
+							 &ff->trace), 0);
 	ff->mc = ipng_mcast_alloc(&fake_ops, ff);
+	if (!ff->mc)
+		unregister_trace_mcast_state(mc_trace_probe, &ff->trace);
 	KUNIT_ASSERT_NOT_ERR_OR_NULL(test, ff->mc);
 	ipng_mgid_broadcast(&mg[0], IPNG_SCOPE_LINK, 0xffff);
 	for (i = 1; i < ARRAY_SIZE(mg); i++)
@@ -144,6 +256,9 @@ static void ipng_mc_test_exit(struct kunit *test)
 
 	ipng_mcast_free(ff->mc);
 	KUNIT_EXPECT_EQ(test, ff->nheld, 0);
+	unregister_trace_mcast_state(mc_trace_probe, &ff->trace);
+	tracepoint_synchronize_unregister();
+	mc_trace_check(test, &ff->trace);
 }
 
 static struct ipng_mcast_info info_of(struct kunit *test,
@@ -217,6 +332,49 @@ static void ipng_mc_test_wait_for_broadcast(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, ff->joins, 4);
 	KUNIT_EXPECT_EQ(test, ff->nheld, 3);
 	KUNIT_EXPECT_EQ(test, info_of(test, ff, 0).backoff, 0UL);
+}
+
+/* The tracepoint tells each step of a failed join, its retry and a stop. */
+static void ipng_mc_test_trace_states(struct kunit *test)
+{
+	static const struct {
+		enum ipng_mc_join join;
+		enum ipng_mc_state old, new;
+		int error;
+	} want[] = {
+		{ IPNG_MC_FULL, IPNG_MC_IDLE, IPNG_MC_JOINING, 0 },
+		{ IPNG_MC_NONE, IPNG_MC_JOINING, IPNG_MC_BACKOFF, -ETIMEDOUT },
+		{ IPNG_MC_FULL, IPNG_MC_BACKOFF, IPNG_MC_JOINING, -ETIMEDOUT },
+		{ IPNG_MC_FULL, IPNG_MC_JOINING, IPNG_MC_JOINED, 0 },
+		{ IPNG_MC_FULL, IPNG_MC_JOINED, IPNG_MC_LEAVING, 0 },
+		{ IPNG_MC_NONE, IPNG_MC_LEAVING, IPNG_MC_IDLE, 0 },
+	};
+	struct fake_fabric *ff = test->priv;
+	struct mc_event got[ARRAY_SIZE(want) + 1];
+	unsigned long now = jiffies;
+	int i, n;
+
+	ff->fail = 1;
+	start_three(test, ff, now);
+	ipng_mcast_run(ff->mc, now + HZ);
+	KUNIT_ASSERT_EQ(test, ff->nheld, 3);
+	ipng_mcast_set_running(ff->mc, false);
+	ipng_mcast_run(ff->mc, now + HZ);
+	KUNIT_ASSERT_EQ(test, ff->nheld, 0);
+
+	n = mc_events_of(ff, 0, got, ARRAY_SIZE(got));
+	KUNIT_ASSERT_EQ(test, n, ARRAY_SIZE(want));
+	for (i = 0; i < n; i++) {
+		KUNIT_EXPECT_EQ_MSG(test, got[i].join, want[i].join, "%d", i);
+		KUNIT_EXPECT_EQ_MSG(test, got[i].old, want[i].old, "%d", i);
+		KUNIT_EXPECT_EQ_MSG(test, got[i].new, want[i].new, "%d", i);
+		KUNIT_EXPECT_EQ_MSG(test, got[i].error, want[i].error, "%d",
+				    i);
+	}
+	/* The others joined at the first try: four changes each. */
+	KUNIT_EXPECT_EQ(test, mc_events_of(ff, 1, got, ARRAY_SIZE(got)), 4);
+	KUNIT_EXPECT_EQ(test, mc_events_of(ff, 2, got, ARRAY_SIZE(got)), 4);
+	KUNIT_EXPECT_EQ(test, mc_events_of(ff, 3, got, ARRAY_SIZE(got)), 0);
 }
 
 static void ipng_mc_test_backoff(struct kunit *test)
@@ -429,6 +587,7 @@ static void ipng_mc_test_free_leaves(struct kunit *test)
 static struct kunit_case ipng_mc_cases[] = {
 	KUNIT_CASE(ipng_mc_test_join_all),
 	KUNIT_CASE(ipng_mc_test_wait_for_broadcast),
+	KUNIT_CASE(ipng_mc_test_trace_states),
 	KUNIT_CASE(ipng_mc_test_backoff),
 	KUNIT_CASE(ipng_mc_test_rejoin),
 	KUNIT_CASE(ipng_mc_test_leave_unwanted),

@@ -1,0 +1,954 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Channels: the interface's send queues (ethtool -L combined), each a UD
+ * QP with its own CQs on its own completion vector, a transmit queue of
+ * the netdev and a NAPI context. Channel 0's QP is the one in the link
+ * address; it receives every datagram, and channel 0's NAPI also polls
+ * the connected-mode CQs. Receive work is spread in software: channel 0
+ * hands each packet to the channel its flow hash (datagrams) or its
+ * connection (connected mode) picks, through a backlog and an IPI to that
+ * channel's CPU, as RPS does.
+ *
+ * Also here: live changes of the channel count and ring sizes (ethtool -L
+ * and -G), and the stuck send queue detector that resets the channels.
+ */
+#include <linux/cpumask.h>
+#include <linux/moduleparam.h>
+#include <linux/rtnetlink.h>
+#include <linux/smp.h>
+
+#include "ipoib.h"
+
+#define IPNG_STALL_TIMEOUT	(2 * HZ)	/* send ring without progress */
+#define IPNG_STALL_PERIOD	HZ		/* detector period */
+
+unsigned int ipng_num_channels;
+module_param_named(num_channels, ipng_num_channels, uint, 0444);
+MODULE_PARM_DESC(num_channels, "channels per interface at creation, 0: as many as completion vectors and CPUs allow (default 0, at most 16)");
+
+static void ipng_chan_qp_event(struct ib_event *event, void *context)
+{
+	struct ipng_chan *c = context;
+
+	netdev_err(c->ipd->ndev, "channel %u: UD QP %u: async event %s (%d)\n",
+		   c->index, event->element.qp->qp_num,
+		   ib_event_msg(event->event), event->event);
+}
+
+static void ipng_chan_cq_event(struct ib_cq *cq, void *context)
+{
+	struct ipng_chan *c = context;
+
+	atomic64_inc(&c->events);
+	napi_schedule(&c->napi);
+}
+
+/**
+ * ipng_dev_cq_event() - completion handler of the connected-mode CQs
+ * @cq: the CQ with new completions
+ * @context: the interface; channel 0 polls these CQs
+ */
+void ipng_dev_cq_event(struct ib_cq *cq, void *context)
+{
+	ipng_chan_cq_event(cq, ipng_chan0(context));
+}
+
+/* ---- receive steering ---- */
+
+static void ipng_chan_deliver(struct ipng_chan *c, struct sk_buff *skb)
+{
+	ipng_chan_stat_add(c, &c->stats.rx_packets, 1);
+	ipng_chan_stat_add(c, &c->stats.rx_bytes, skb->len);
+	napi_gro_receive(&c->napi, skb);
+}
+
+/**
+ * ipng_chan_rx() - pass a received packet up through the right channel
+ * @c: the channel whose NAPI context received it
+ * @skb: packet, network header reset and protocol set; consumed
+ * @target: channel chosen by the caller (a connection's), or -1 to pick
+ *	one by the packet's flow hash
+ *
+ * NAPI context. Packets for another channel wait in its backlog until the
+ * end of this poll kicks it.
+ */
+void ipng_chan_rx(struct ipng_chan *c, struct sk_buff *skb, int target)
+{
+	struct ipng_dev *ipd = c->ipd;
+	unsigned int n = READ_ONCE(ipd->nchans);
+	struct ipng_chan *t;
+
+	if (n == 1)
+		target = c->index;
+	else if (target < 0)
+		target = reciprocal_scale(skb_get_hash(skb), n);
+	else
+		target %= n;
+	skb_record_rx_queue(skb, target);
+	if (target == c->index) {
+		ipng_chan_deliver(c, skb);
+		return;
+	}
+	t = ipng_chan(ipd, target);
+	if (skb_queue_len(&t->backlog) >= READ_ONCE(netdev_max_backlog)) {
+		ipng_drop(ipd, IPNG_STAT_RX_DROP_BACKLOG, 1);
+		kfree_skb(skb);
+		return;
+	}
+	skb_queue_tail(&t->backlog, skb);
+	__set_bit(target, &c->steered);
+}
+
+/* IPI on the channel's CPU: run its NAPI there. */
+static void ipng_chan_csd(void *data)
+{
+	struct ipng_chan *c = data;
+
+	clear_bit(0, &c->kick_pending);
+	/* Packets queued before the bit cleared are seen by this poll. */
+	smp_mb__after_atomic();
+	napi_schedule(&c->napi);
+}
+
+static void ipng_chan_kick(struct ipng_chan *c)
+{
+	int cpu = READ_ONCE(c->cpu);
+
+	if (cpu == smp_processor_id() || !cpu_online(cpu)) {
+		napi_schedule(&c->napi);
+		return;
+	}
+	if (test_and_set_bit(0, &c->kick_pending))
+		return;
+	if (smp_call_function_single_async(cpu, &c->csd)) {
+		clear_bit(0, &c->kick_pending);
+		napi_schedule(&c->napi);
+	}
+}
+
+static void ipng_chan_kick_steered(struct ipng_chan *c)
+{
+	unsigned int i;
+
+	for_each_set_bit(i, &c->steered, IPNG_MAX_CHANNELS)
+		ipng_chan_kick(ipng_chan(c->ipd, i));
+	c->steered = 0;
+}
+
+static int ipng_chan_backlog(struct ipng_chan *c, int budget)
+{
+	struct sk_buff *skb;
+	int done = 0;
+
+	while (done < budget && (skb = skb_dequeue(&c->backlog))) {
+		ipng_chan_deliver(c, skb);
+		done++;
+	}
+	return done;
+}
+
+/* ---- NAPI ---- */
+
+/**
+ * ipng_poll_cq() - poll a CQ into a channel's completion batch
+ * @c: channel whose NAPI context runs
+ * @cq: the CQ
+ * @budget: completions to take at most
+ *
+ * Return: completions handled.
+ */
+int ipng_poll_cq(struct ipng_chan *c, struct ib_cq *cq, int budget)
+{
+	struct ib_wc *wcs = c->wcs;
+	int done = 0, n, i;
+
+	while (done < budget) {
+		n = ib_poll_cq(cq, min_t(int, IPNG_WC_BATCH, budget - done),
+			       wcs);
+		if (n <= 0)
+			break;
+		for (i = 0; i < n; i++)
+			wcs[i].wr_cqe->done(cq, &wcs[i]);
+		done += n;
+	}
+	return done;
+}
+
+/* Re-arm @cq (if any); true if completions arrived meanwhile. */
+static bool ipng_rearm(struct ib_cq *cq)
+{
+	return cq && ib_req_notify_cq(cq, IB_CQ_NEXT_COMP |
+				      IB_CQ_REPORT_MISSED_EVENTS) > 0;
+}
+
+/* Re-arm every CQ the channel polls; true if one has work already. */
+static bool ipng_chan_rearm(struct ipng_chan *c)
+{
+	struct ipng_dev *ipd = c->ipd;
+	bool sends = !test_bit(IPNG_F_TX_STALL, &ipd->flags);
+	bool missed;
+
+	missed = ipng_rearm(c->recv_cq);
+	if (sends)
+		missed |= ipng_rearm(c->send_cq);
+	if (!c->index) {
+		missed |= ipng_rearm(ipd->cm_recv_cq);
+		if (sends)
+			missed |= ipng_rearm(ipd->cm_send_cq);
+	}
+	return missed;
+}
+
+static void ipng_chan_dim_sample(struct ipng_chan *c)
+{
+	struct ipng_chan_stats *s = &c->stats;
+
+	ipng_moder_sample(&c->moder, u64_stats_read(&s->rx_packets),
+			  u64_stats_read(&s->rx_bytes),
+			  u64_stats_read(&s->tx_packets),
+			  u64_stats_read(&s->tx_bytes));
+}
+
+static int ipng_chan_poll(struct napi_struct *napi, int budget)
+{
+	struct ipng_chan *c = container_of(napi, struct ipng_chan, napi);
+	struct ipng_dev *ipd = c->ipd;
+	int rx = 0, tx = 0;
+
+	/* Send completions are cheap and free ring slots: take them all. */
+	if (likely(!test_bit(IPNG_F_TX_STALL, &ipd->flags))) {
+		tx = ipng_poll_cq(c, c->send_cq, INT_MAX);
+		if (!c->index && ipd->cm_send_cq)
+			tx += ipng_poll_cq(c, ipd->cm_send_cq, INT_MAX);
+	}
+	if (c->recv_cq)
+		rx = ipng_poll_cq(c, c->recv_cq, budget);
+	if (!c->index && ipd->cm_recv_cq && rx < budget)
+		rx += ipng_poll_cq(c, ipd->cm_recv_cq, budget - rx);
+	if (rx < budget)
+		rx += ipng_chan_backlog(c, budget - rx);
+	if (c->steered)
+		ipng_chan_kick_steered(c);
+	ipng_chan_stat_add(c, &c->stats.polls, 1);
+	/* Feeds DIM where a direction is adaptive; a no-op otherwise. */
+	ipng_chan_dim_sample(c);
+	if (rx >= budget)
+		return budget;
+
+	/* Hold-off: the CQs stay unarmed and the moderation timer polls. */
+	if (napi_complete_done(napi, rx) &&
+	    !ipng_moder_hold(&c->moder, rx, tx) && ipng_chan_rearm(c))
+		napi_schedule(napi);
+	return rx;
+}
+
+/* ---- one channel ---- */
+
+static int ipng_chan_create_cqs(struct ipng_chan *c)
+{
+	struct ipng_dev *ipd = c->ipd;
+	struct ib_cq_init_attr attr = {
+		.cqe		= ipd->tx_ring_max,
+		.comp_vector	= c->index % ipd->ca->num_comp_vectors,
+	};
+
+	c->send_cq = ib_create_cq(ipd->ca, ipng_chan_cq_event, NULL, c, &attr);
+	if (IS_ERR(c->send_cq))
+		return PTR_ERR(c->send_cq);
+	if (c->index)
+		return 0;
+	attr.cqe = ipd->rx_ring_max;
+	c->recv_cq = ib_create_cq(ipd->ca, ipng_chan_cq_event, NULL, c, &attr);
+	if (IS_ERR(c->recv_cq)) {
+		ib_destroy_cq(c->send_cq);
+		return PTR_ERR(c->recv_cq);
+	}
+	return 0;
+}
+
+static void ipng_chan_destroy_cqs(struct ipng_chan *c)
+{
+	if (c->recv_cq)
+		ib_destroy_cq(c->recv_cq);
+	ib_destroy_cq(c->send_cq);
+}
+
+/* Channel 0's QP receives; the others only send (no receive queue). */
+static int ipng_chan_create_qp(struct ipng_chan *c)
+{
+	struct ipng_dev *ipd = c->ipd;
+	struct ib_qp_init_attr init = {
+		.event_handler	= ipng_chan_qp_event,
+		.qp_context	= c,
+		.send_cq	= c->send_cq,
+		.recv_cq	= c->recv_cq ?: c->send_cq,
+		.cap = {
+			.max_send_wr	= ipd->tx_ring_max,
+			.max_recv_wr	= c->index ? 0 : ipd->rx_ring_max,
+			.max_send_sge	= 1,
+			.max_recv_sge	= 1,
+		},
+		.sq_sig_type	= IB_SIGNAL_ALL_WR,
+		.qp_type	= IB_QPT_UD,
+		.port_num	= ipd->port,
+	};
+	struct ib_qp *qp;
+
+	qp = ib_create_qp(ipd->pd, &init);
+	if (IS_ERR(qp))
+		return PTR_ERR(qp);
+	c->qp = qp;
+	return 0;
+}
+
+static struct ipng_chan *ipng_chan_create(struct ipng_dev *ipd,
+					  unsigned int index, u32 tx_size,
+					  u32 rx_size)
+{
+	struct ipng_chan *c;
+	int err;
+
+	c = kzalloc(sizeof(*c), GFP_KERNEL);
+	if (!c)
+		return ERR_PTR(-ENOMEM);
+	c->ipd = ipd;
+	c->index = index;
+	c->cpu = cpumask_local_spread(index, NUMA_NO_NODE);
+	skb_queue_head_init(&c->backlog);
+	INIT_CSD(&c->csd, ipng_chan_csd, c);
+	u64_stats_init(&c->stats.syncp);
+
+	err = ipng_chan_create_cqs(c);
+	if (err)
+		goto err_free;
+	err = ipng_chan_create_qp(c);
+	if (err)
+		goto err_cqs;
+	err = ipng_ud_rings_alloc(c, tx_size, index ? 0 : rx_size);
+	if (err)
+		goto err_qp;
+	netif_napi_add(ipd->ndev, &c->napi, ipng_chan_poll);
+	return c;
+
+err_qp:
+	ib_destroy_qp(c->qp);
+err_cqs:
+	ipng_chan_destroy_cqs(c);
+err_free:
+	kfree(c);
+	netdev_err(ipd->ndev, "cannot create channel %u: %d\n", index, err);
+	return ERR_PTR(err);
+}
+
+/* Destroy a channel whose datapath is stopped; freed after RCU readers. */
+static void ipng_chan_destroy(struct ipng_chan *c)
+{
+	netif_napi_del(&c->napi);
+	ib_destroy_qp(c->qp);
+	ipng_chan_destroy_cqs(c);
+	ipng_ud_rings_free(c);
+	skb_queue_purge(&c->backlog);
+	kfree_rcu(c, rcu);
+}
+
+static void ipng_chan_read(struct ipng_chan *c, struct ipng_chan_counters *r)
+{
+	const struct ipng_chan_stats *s = &c->stats;
+	unsigned int start;
+
+	do {
+		start = u64_stats_fetch_begin(&s->syncp);
+		r->rx_packets = u64_stats_read(&s->rx_packets);
+		r->rx_bytes = u64_stats_read(&s->rx_bytes);
+		r->tx_packets = u64_stats_read(&s->tx_packets);
+		r->tx_bytes = u64_stats_read(&s->tx_bytes);
+		r->polls = u64_stats_read(&s->polls);
+	} while (u64_stats_fetch_retry(&s->syncp, start));
+	r->events = atomic64_read(&c->events);
+	r->holdoffs = READ_ONCE(c->moder.holdoffs);
+}
+
+static void ipng_counters_add(struct ipng_chan_counters *sum,
+			      const struct ipng_chan_counters *r)
+{
+	sum->rx_packets += r->rx_packets;
+	sum->rx_bytes += r->rx_bytes;
+	sum->tx_packets += r->tx_packets;
+	sum->tx_bytes += r->tx_bytes;
+	sum->polls += r->polls;
+	sum->events += r->events;
+	sum->holdoffs += r->holdoffs;
+}
+
+/**
+ * ipng_chans_read() - counters of every channel and their totals
+ * @ipd: interface
+ * @per: per channel in use (NULL: totals only); unused entries zeroed
+ * @total: sums, including the channels ethtool -L removed
+ *
+ * Any context that may sleep or not; takes no lock.
+ */
+void ipng_chans_read(struct ipng_dev *ipd,
+		     struct ipng_chan_counters per[IPNG_MAX_CHANNELS],
+		     struct ipng_chan_counters *total)
+{
+	struct ipng_chan_counters r;
+	struct ipng_chan *c;
+	unsigned int seq, i;
+
+	rcu_read_lock();
+	do {
+		seq = read_seqcount_begin(&ipd->chan_seq);
+		*total = ipd->retired;
+		if (per)
+			memset(per, 0, sizeof(*per) * IPNG_MAX_CHANNELS);
+		for (i = 0; i < IPNG_MAX_CHANNELS; i++) {
+			c = rcu_dereference(ipd->chans[i]);
+			if (!c)
+				continue;
+			ipng_chan_read(c, &r);
+			if (per)
+				per[i] = r;
+			ipng_counters_add(total, &r);
+		}
+	} while (read_seqcount_retry(&ipd->chan_seq, seq));
+	rcu_read_unlock();
+}
+
+/**
+ * ipng_chans_tx_depth() - sends in flight on all UD send queues
+ * @ipd: interface
+ *
+ * Return: the sum; any context.
+ */
+u32 ipng_chans_tx_depth(struct ipng_dev *ipd)
+{
+	struct ipng_chan *c;
+	unsigned int i;
+	u32 depth = 0;
+
+	rcu_read_lock();
+	for (i = 0; i < IPNG_MAX_CHANNELS; i++) {
+		c = rcu_dereference(ipd->chans[i]);
+		if (c)
+			depth += ipng_tx_depth(c);
+	}
+	rcu_read_unlock();
+	return depth;
+}
+
+/**
+ * ipng_own_qpn() - whether a QPN is one of the interface's UD QPs
+ * @ipd: interface
+ * @qpn: source QPN of a received datagram
+ *
+ * NAPI context.
+ *
+ * Return: true for the QP of any channel.
+ */
+bool ipng_own_qpn(struct ipng_dev *ipd, u32 qpn)
+{
+	unsigned int i, n = READ_ONCE(ipd->nchans);
+
+	for (i = 0; i < n; i++)
+		if (ipng_chan(ipd, i)->qp->qp_num == qpn)
+			return true;
+	return false;
+}
+
+/* ---- starting and stopping the datapath ---- */
+
+static void ipng_chan_start(struct ipng_chan *c)
+{
+	struct ipng_dev *ipd = c->ipd;
+	struct ib_cq *rx_cqs[IPNG_MODER_CQS] = { c->recv_cq };
+	struct ib_cq *tx_cqs[IPNG_MODER_CQS] = { c->send_cq };
+	u64 holdoffs;
+
+	if (!c->index) {
+		rx_cqs[1] = ipd->cm_recv_cq;
+		tx_cqs[1] = ipd->cm_send_cq;
+	}
+	/* ipng_moder_init() starts from zero; the counter goes on. */
+	holdoffs = c->moder.holdoffs;
+	ipng_moder_init(&c->moder, &c->napi, rx_cqs, tx_cqs, &ipd->coal);
+	c->moder.holdoffs = holdoffs;
+	napi_enable(&c->napi);
+	/* The first poll takes what is there and arms the CQs. */
+	napi_schedule(&c->napi);
+}
+
+/*
+ * Stop a channel whose QP is in RESET: no NAPI, no moderation timer, no
+ * pending kick, CQs and backlog emptied, buffers freed. @cm: also empty
+ * the connected-mode CQs (channel 0, after connected mode stopped).
+ */
+static void ipng_chan_halt(struct ipng_chan *c, bool cm)
+{
+	struct ipng_dev *ipd = c->ipd;
+
+	napi_disable(&c->napi);
+	ipng_moder_stop(&c->moder);
+	while (test_bit(0, &c->kick_pending))
+		cpu_relax();
+	while (ib_poll_cq(c->send_cq, IPNG_WC_BATCH, c->wcs) > 0)
+		;
+	if (c->recv_cq)
+		while (ib_poll_cq(c->recv_cq, IPNG_WC_BATCH, c->wcs) > 0)
+			;
+	if (cm && !c->index) {
+		/* ipng_cm_stop() drained the connections. */
+		if (ipd->cm_recv_cq)
+			while (ib_poll_cq(ipd->cm_recv_cq, IPNG_WC_BATCH,
+					  c->wcs) > 0)
+				;
+		if (ipd->cm_send_cq)
+			while (ib_poll_cq(ipd->cm_send_cq, IPNG_WC_BATCH,
+					  c->wcs) > 0)
+				;
+	}
+	ipng_ud_drain(c);
+	skb_queue_purge(&c->backlog);
+}
+
+static void ipng_chans_reset(struct ipng_dev *ipd)
+{
+	unsigned int i;
+
+	for (i = 0; i < ipd->nchans; i++)
+		ipng_ib_qp_reset(ipd, ipng_chan(ipd, i)->qp);
+}
+
+/* Bring every channel's QP to RTS and start the channels. */
+static int ipng_chans_start(struct ipng_dev *ipd)
+{
+	unsigned int i;
+	int err;
+
+	for (i = 0; i < ipd->nchans; i++) {
+		err = ipng_ib_qp_to_rts(ipd, ipng_chan(ipd, i)->qp);
+		if (err)
+			goto err_reset;
+	}
+	for (i = 0; i < ipd->nchans; i++) {
+		err = ipng_ud_fill(ipng_chan(ipd, i));
+		if (err)
+			goto err_drain;
+	}
+	for (i = 0; i < ipd->nchans; i++)
+		ipng_chan_start(ipng_chan(ipd, i));
+	return 0;
+
+err_drain:
+	ipng_chans_reset(ipd);
+	for (i = 0; i < ipd->nchans; i++)
+		ipng_ud_drain(ipng_chan(ipd, i));
+	return err;
+err_reset:
+	ipng_chans_reset(ipd);
+	return err;
+}
+
+/* Stop every channel: QPs to RESET, NAPI off, buffers freed. */
+static void ipng_chans_halt(struct ipng_dev *ipd, bool cm)
+{
+	unsigned int i;
+
+	ipng_chans_reset(ipd);
+	for (i = 0; i < ipd->nchans; i++)
+		ipng_chan_halt(ipng_chan(ipd, i), cm);
+}
+
+/**
+ * ipng_chans_open() - start the datapath of every channel
+ * @ipd: interface; RTNL held (ndo_open), P_Key index known
+ *
+ * Return: 0, or the error of the QP transitions or the receive buffer
+ * allocation; every QP is back in RESET on failure.
+ */
+int ipng_chans_open(struct ipng_dev *ipd)
+{
+	int err;
+
+	ASSERT_RTNL();
+	err = ipng_chans_start(ipd);
+	if (err)
+		return err;
+	queue_delayed_work(ipng_wq, &ipd->stall_work, IPNG_STALL_PERIOD);
+	return 0;
+}
+
+/**
+ * ipng_chans_stop() - stop the datapath of every channel
+ * @ipd: interface; RTNL held (ndo_stop), connected mode already stopped
+ */
+void ipng_chans_stop(struct ipng_dev *ipd)
+{
+	ASSERT_RTNL();
+	cancel_delayed_work_sync(&ipd->stall_work);
+	ipng_chans_halt(ipd, true);
+	clear_bit(IPNG_F_TX_STALL, &ipd->flags);
+}
+
+/*
+ * Stop and restart the UD datapath of an open interface around @change,
+ * with every transmit queue stopped. Connected mode keeps running: its
+ * CQs are polled again once channel 0 restarts.
+ */
+static int ipng_chans_restart(struct ipng_dev *ipd,
+			      void (*change)(struct ipng_dev *ipd, void *arg),
+			      void *arg)
+{
+	bool open = test_bit(IPNG_F_OPEN, &ipd->flags);
+	int err = 0;
+
+	if (open) {
+		set_bit(IPNG_F_QUIESCED, &ipd->flags);
+		netif_tx_disable(ipd->ndev);
+		ipng_chans_halt(ipd, false);
+	}
+	change(ipd, arg);
+	if (open) {
+		err = ipng_chans_start(ipd);
+		if (err)
+			netdev_err(ipd->ndev, "cannot restart the channels: %d\n",
+				   err);
+		clear_bit(IPNG_F_QUIESCED, &ipd->flags);
+		netif_tx_wake_all_queues(ipd->ndev);
+	}
+	return err;
+}
+
+/**
+ * struct ipng_chans_change - what ipng_chans_set() swaps in
+ * @n: channels wanted
+ * @tx_size: send ring entries
+ * @rx_size: receive ring entries
+ * @fresh: channels @ipd->nchans .. @n - 1, created
+ * @tx_slots: new send rings of the channels kept (NULL: size unchanged)
+ * @rx_slots: new receive ring of channel 0 (NULL: size unchanged)
+ * @gone: channels removed, destroyed after the swap
+ */
+struct ipng_chans_change {
+	unsigned int n;
+	u32 tx_size;
+	u32 rx_size;
+	struct ipng_chan *fresh[IPNG_MAX_CHANNELS];
+	struct ipng_slot *tx_slots[IPNG_MAX_CHANNELS];
+	struct ipng_slot *rx_slots;
+	struct ipng_chan *gone[IPNG_MAX_CHANNELS];
+};
+
+static void ipng_chans_free_change(struct ipng_chans_change *ch)
+{
+	unsigned int i;
+
+	for (i = 0; i < IPNG_MAX_CHANNELS; i++) {
+		if (ch->fresh[i])
+			ipng_chan_destroy(ch->fresh[i]);
+		kfree(ch->tx_slots[i]);
+	}
+	kfree(ch->rx_slots);
+}
+
+/* Everything the change needs, made before the datapath stops. */
+static int ipng_chans_prepare(struct ipng_dev *ipd,
+			      struct ipng_chans_change *ch)
+{
+	unsigned int i, kept = min(ch->n, ipd->nchans);
+	struct ipng_chan *c;
+
+	for (i = ipd->nchans; i < ch->n; i++) {
+		c = ipng_chan_create(ipd, i, ch->tx_size, ch->rx_size);
+		if (IS_ERR(c))
+			return PTR_ERR(c);
+		ch->fresh[i] = c;
+	}
+	if (ch->tx_size != ipd->tx_ring_size) {
+		for (i = 0; i < kept; i++) {
+			ch->tx_slots[i] = kcalloc(ch->tx_size,
+						  sizeof(struct ipng_slot),
+						  GFP_KERNEL);
+			if (!ch->tx_slots[i])
+				return -ENOMEM;
+		}
+	}
+	if (ch->rx_size != ipd->rx_ring_size) {
+		ch->rx_slots = kcalloc(ch->rx_size, sizeof(struct ipng_slot),
+				       GFP_KERNEL);
+		if (!ch->rx_slots)
+			return -ENOMEM;
+	}
+	return 0;
+}
+
+/* The swap itself: the datapath is stopped, every ring is empty. */
+static void ipng_chans_apply(struct ipng_dev *ipd, void *arg)
+{
+	struct ipng_chans_change *ch = arg;
+	struct ipng_chan_counters r;
+	unsigned int i, old = ipd->nchans;
+	struct ipng_chan *c;
+
+	for (i = 0; i < min(ch->n, old); i++) {
+		c = ipng_chan(ipd, i);
+		if (ch->tx_slots[i]) {
+			kfree(c->tx.slots);
+			c->tx.slots = ch->tx_slots[i];
+			c->tx.size = ch->tx_size;
+			ch->tx_slots[i] = NULL;
+		}
+		if (!i && ch->rx_slots) {
+			kfree(c->rx.slots);
+			c->rx.slots = ch->rx_slots;
+			c->rx.size = ch->rx_size;
+			ch->rx_slots = NULL;
+		}
+	}
+
+	/* Counters of removed channels move into the totals at once. */
+	preempt_disable();
+	write_seqcount_begin(&ipd->chan_seq);
+	for (i = ch->n; i < old; i++) {
+		c = ipng_chan(ipd, i);
+		ipng_chan_read(c, &r);
+		ipng_counters_add(&ipd->retired, &r);
+		RCU_INIT_POINTER(ipd->chans[i], NULL);
+		ch->gone[i] = c;
+	}
+	for (i = old; i < ch->n; i++) {
+		rcu_assign_pointer(ipd->chans[i], ch->fresh[i]);
+		ch->fresh[i] = NULL;
+	}
+	WRITE_ONCE(ipd->nchans, ch->n);
+	write_seqcount_end(&ipd->chan_seq);
+	preempt_enable();
+
+	ipd->tx_ring_size = ch->tx_size;
+	ipd->rx_ring_size = ch->rx_size;
+	WARN_ON(netif_set_real_num_tx_queues(ipd->ndev, ch->n));
+	WARN_ON(netif_set_real_num_rx_queues(ipd->ndev, ch->n));
+}
+
+/**
+ * ipng_chans_set() - change the channel count and ring sizes
+ * @ipd: interface; RTNL held
+ * @n: channels, 1 .. @ipd->max_chans
+ * @tx_size: send ring entries per channel (power of two, within the QPs)
+ * @rx_size: receive ring entries (power of two, within the QP)
+ * @extack: error message for ethtool
+ *
+ * Applied live: new channels and rings are allocated first (a failure
+ * there changes nothing), then the transmit queues stop, the UD datapath
+ * is reset and restarted with the new layout. Addresses, routes,
+ * neighbours and connected-mode connections are untouched; packets in
+ * flight on the UD rings are lost, as on a short link flap.
+ *
+ * Return: 0, -EINVAL for values out of range, -ENOMEM.
+ */
+int ipng_chans_set(struct ipng_dev *ipd, unsigned int n, u32 tx_size,
+		   u32 rx_size, struct netlink_ext_ack *extack)
+{
+	struct ipng_chans_change *ch;
+	unsigned int i;
+	int err;
+
+	ASSERT_RTNL();
+	if (!n || n > ipd->max_chans) {
+		NL_SET_ERR_MSG_MOD(extack, "channel count out of range");
+		return -EINVAL;
+	}
+	if (tx_size < IPNG_RING_MIN || tx_size > ipd->tx_ring_max ||
+	    rx_size < IPNG_RING_MIN || rx_size > ipd->rx_ring_max ||
+	    !is_power_of_2(tx_size) || !is_power_of_2(rx_size)) {
+		NL_SET_ERR_MSG_MOD(extack, "ring size out of range");
+		return -EINVAL;
+	}
+	if (n == ipd->nchans && tx_size == ipd->tx_ring_size &&
+	    rx_size == ipd->rx_ring_size)
+		return 0;
+
+	ch = kzalloc(sizeof(*ch), GFP_KERNEL);
+	if (!ch)
+		return -ENOMEM;
+	ch->n = n;
+	ch->tx_size = tx_size;
+	ch->rx_size = rx_size;
+	err = ipng_chans_prepare(ipd, ch);
+	if (err) {
+		NL_SET_ERR_MSG_MOD(extack, "cannot allocate the new channels or rings");
+		goto out;
+	}
+	err = ipng_chans_restart(ipd, ipng_chans_apply, ch);
+	for (i = 0; i < IPNG_MAX_CHANNELS; i++)
+		if (ch->gone[i])
+			ipng_chan_destroy(ch->gone[i]);
+	netdev_info(ipd->ndev, "%u channels, rings: send %u, receive %u\n",
+		    n, tx_size, rx_size);
+out:
+	ipng_chans_free_change(ch);
+	kfree(ch);
+	return err;
+}
+
+/**
+ * ipng_chans_set_coal() - apply moderation settings to every channel
+ * @ipd: interface; RTNL held
+ * @c: the settings, already checked
+ */
+void ipng_chans_set_coal(struct ipng_dev *ipd, const struct ipng_coal *c)
+{
+	unsigned int i;
+
+	ASSERT_RTNL();
+	ipd->coal = *c;
+	if (!test_bit(IPNG_F_OPEN, &ipd->flags))
+		return;
+	for (i = 0; i < ipd->nchans; i++)
+		ipng_moder_set(&ipng_chan(ipd, i)->moder, c);
+}
+
+/* ---- stuck send queues ---- */
+
+static void ipng_chans_nop(struct ipng_dev *ipd, void *arg)
+{
+	clear_bit(IPNG_F_TX_STALL, &ipd->flags);
+}
+
+/**
+ * ipng_chans_recover() - reset every channel of an open interface
+ * @ipd: interface; RTNL held
+ *
+ * Counted in tx_timeouts. What was in flight on the UD rings is lost.
+ */
+void ipng_chans_recover(struct ipng_dev *ipd)
+{
+	ASSERT_RTNL();
+	if (!test_bit(IPNG_F_OPEN, &ipd->flags))
+		return;
+	ipng_stat_add_bh(ipd->stats, IPNG_STAT_TX_TIMEOUT, 1);
+	ipng_chans_restart(ipd, ipng_chans_nop, NULL);
+}
+
+/* True if a channel's send ring has work that did not move for a while. */
+static bool ipng_chan_stuck(struct ipng_chan *c)
+{
+	struct ipng_tx_ring *tx = &c->tx;
+	/* Pairs with the release of the tail in the completion handler. */
+	u32 tail = smp_load_acquire(&tx->tail);
+
+	if (tail == READ_ONCE(tx->head) || tail != tx->seen_tail) {
+		tx->seen_tail = tail;
+		tx->seen_at = jiffies;
+		return false;
+	}
+	return time_after(jiffies, tx->seen_at + IPNG_STALL_TIMEOUT);
+}
+
+static void ipng_stall_work(struct work_struct *work)
+{
+	struct ipng_dev *ipd = container_of(to_delayed_work(work),
+					    struct ipng_dev, stall_work);
+	unsigned int i;
+	int stuck = -1;
+
+	/* ndo_stop cancels this work with RTNL held. */
+	if (!rtnl_trylock()) {
+		queue_delayed_work(ipng_wq, &ipd->stall_work, HZ / 10);
+		return;
+	}
+	if (!test_bit(IPNG_F_OPEN, &ipd->flags))
+		goto out;
+	for (i = 0; i < ipd->nchans; i++)
+		if (ipng_chan_stuck(ipng_chan(ipd, i)) && stuck < 0)
+			stuck = i;
+	if (stuck >= 0)
+		netdev_warn(ipd->ndev, "send queue of channel %d made no progress for %u ms, resetting the channels\n",
+			    stuck, jiffies_to_msecs(IPNG_STALL_TIMEOUT));
+	if (test_and_clear_bit(IPNG_F_WATCHDOG, &ipd->flags) || stuck >= 0)
+		ipng_chans_recover(ipd);
+	queue_delayed_work(ipng_wq, &ipd->stall_work, IPNG_STALL_PERIOD);
+out:
+	rtnl_unlock();
+}
+
+/* ---- the interface's channels ---- */
+
+/**
+ * ipng_chans_init() - create the channels of a new interface
+ * @ipd: interface with its PD; not registered yet
+ *
+ * Ring capacities are the largest ethtool -G may ask for (capped by the
+ * device); ring sizes start from the module parameters.
+ *
+ * Return: 0 or a negative errno; nothing is left on error.
+ */
+int ipng_chans_init(struct ipng_dev *ipd)
+{
+	const struct ib_device_attr *a = &ipd->ca->attrs;
+	u32 cap = min_t(u32, IPNG_RING_MAX, min(a->max_qp_wr, a->max_cqe));
+	unsigned int n, i;
+	struct ipng_chan *c;
+	int err;
+
+	seqcount_init(&ipd->chan_seq);
+	INIT_DELAYED_WORK(&ipd->stall_work, ipng_stall_work);
+	ipd->max_chans = clamp_t(unsigned int,
+				 min_t(unsigned int, ipd->ca->num_comp_vectors,
+				       num_online_cpus()),
+				 1, IPNG_MAX_CHANNELS);
+	n = ipng_num_channels ?: ipd->max_chans;
+	n = min(n, ipd->max_chans);
+	ipd->tx_ring_max = rounddown_pow_of_two(cap);
+	ipd->rx_ring_max = ipd->tx_ring_max;
+	ipd->tx_ring_size = min(ipng_send_queue_size, ipd->tx_ring_max);
+	ipd->rx_ring_size = min(ipng_recv_queue_size, ipd->rx_ring_max);
+
+	for (i = 0; i < n; i++) {
+		c = ipng_chan_create(ipd, i, ipd->tx_ring_size,
+				     ipd->rx_ring_size);
+		if (IS_ERR(c)) {
+			err = PTR_ERR(c);
+			goto err_chans;
+		}
+		rcu_assign_pointer(ipd->chans[i], c);
+		ipd->nchans = i + 1;
+	}
+	ipd->qp = ipng_chan0(ipd)->qp;
+	err = netif_set_real_num_tx_queues(ipd->ndev, n);
+	if (!err)
+		err = netif_set_real_num_rx_queues(ipd->ndev, n);
+	if (err)
+		goto err_chans;
+	return 0;
+
+err_chans:
+	ipng_chans_cleanup(ipd);
+	return err;
+}
+
+/**
+ * ipng_chans_cleanup() - destroy every channel
+ * @ipd: interface, stopped or never opened
+ *
+ * Safe to call twice.
+ */
+void ipng_chans_cleanup(struct ipng_dev *ipd)
+{
+	struct ipng_chan *c;
+	unsigned int i;
+
+	/* Stopped with the interface; a watchdog kick may be left. */
+	cancel_delayed_work_sync(&ipd->stall_work);
+	for (i = 0; i < IPNG_MAX_CHANNELS; i++) {
+		c = rcu_dereference_protected(ipd->chans[i], true);
+		if (!c)
+			continue;
+		RCU_INIT_POINTER(ipd->chans[i], NULL);
+		ipng_chan_destroy(c);
+	}
+	ipd->nchans = 0;
+	ipd->qp = NULL;
+	/* Counter readers may still look at a channel being freed. */
+	synchronize_rcu();
+}
