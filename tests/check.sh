@@ -134,7 +134,7 @@ step "two VMs: KUnit and end-to-end suites"
 vmres=$results/vm
 if tests/vm/run-vms.sh --kernel "$kdir" --results "$vmres" \
 	--script "$repo/tests/e2e/guest-main.sh" \
-	--timeout "${IPNG_VM_TIMEOUT:-1800}" > "$results/run-vms.log" 2>&1; then
+	--timeout "${IPNG_VM_TIMEOUT:-3600}" > "$results/run-vms.log" 2>&1; then
 	pass "VMs ran to completion"
 else
 	tail -30 "$results/run-vms.log"
