@@ -14,7 +14,7 @@
 #
 # Ends with "N passed, N failed"; exits non-zero on any failure.
 # Environment: IPNG_RESULTS (results folder, default results/check-<time>),
-# IPNG_SKIP_VM=1 (stop after step 4), IPNG_VM_TIMEOUT (seconds, default 1800).
+# IPNG_SKIP_VM=1 (stop after step 4), IPNG_VM_TIMEOUT (seconds, default 3600).
 set -uo pipefail
 
 repo=$(cd "$(dirname "$0")/.." && pwd)
