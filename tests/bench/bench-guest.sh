@@ -12,6 +12,14 @@
 #   tcp_ib0    iperf3 TCP over ib0          tcp_eth0   iperf3 TCP over eth0
 #   bw_ud      ib_send_bw, UD, on rxe0
 #
+# then, still in datagram mode, what ethtool tunes:
+#
+#   tcp_ib0_p4_1ch  iperf3 TCP, 4 streams, ethtool -L ib0 combined 1 on both
+#   tcp_ib0_p4_2ch  the same with combined 2
+#   napi_rx0        iperf3 TCP, one stream, vm1 at ethtool -C rx-usecs 0;
+#                   vm1's ethtool -S before and after (NAPI polls/packet)
+#   napi_rx100      the same at rx-usecs 100
+#
 # and then, with ib0 in connected mode at MTU 65520 on both VMs:
 #
 #   tcp_ib0_cm iperf3 TCP over ib0          bw_rc      ib_send_bw, RC, 64 KiB
@@ -234,6 +242,60 @@ pair tcp_eth0 5201
 srv=(ib_send_bw "${perf[@]}" -s "$ud_size" -D "$DUR" -f "$MARGIN")
 cli=("${srv[@]}" "$SERVER_ETH")
 pair bw_ud 18515
+
+# both_set NAME CMD...: run CMD on both VMs (output in raw/NAME.set), then
+# ping each other; 0 if all of it worked on both. Both VMs take the same
+# barriers whatever happened.
+both_set() {
+	local name=$1 mine=ok theirs
+	shift
+	"$@" > "$RAW/$name.set" 2>&1 || mine=failed
+	vm_publish "$name" "$mine"
+	theirs=$(vm_fetch $((3 - ME)) "$name" 300) || theirs=failed
+	vm_barrier "$name-set" 300 || return 1
+	ping -c 3 -W 5 "10.10.0.$((3 - ME))" >> "$RAW/$name.set" 2>&1 || mine=failed
+	vm_barrier "$name-pinged" 300 || return 1
+	[ "$mine" = ok ] && [ "$theirs" = ok ]
+}
+
+# shellcheck disable=SC2317  # called through both_set
+channels() { ethtool -L ib0 combined "$1" && ethtool -l ib0; }
+# Only the receiver (vm1) moderates.
+# shellcheck disable=SC2317  # called through both_set
+rx_usecs() {
+	[ "$ME" = 1 ] || return 0
+	ethtool -C ib0 rx-usecs "$1" && ethtool -c ib0
+}
+
+echo "ib0_channels_max=$(ethtool -l ib0 | awk '/^Combined:/ { print $2; exit }')" >> "$IPNG_OUT/info.txt"
+
+# Channels: four streams, so that they can spread over the channels.
+srv=(iperf3 -s -1 -J -B "$SERVER_IB")
+cli=(iperf3 -c "$SERVER_IB" -J -t "$DUR" -P 4)
+for n in 1 2; do
+	if both_set "channels$n" channels "$n"; then
+		pair "tcp_ib0_p4_${n}ch" 5201
+	else
+		say "ethtool -L ib0 combined $n failed (raw/channels$n.set)"
+		record "tcp_ib0_p4_${n}ch" 1
+	fi
+done
+
+# Moderation: the same load at rx-usecs 0 and 100 on the receiver; its
+# ethtool -S before and after give NAPI polls per received packet.
+srv=(iperf3 -s -1 -J -B "$SERVER_IB")
+cli=(iperf3 -c "$SERVER_IB" -J -t "$DUR")
+for u in 0 100; do
+	if both_set "rx_usecs$u" rx_usecs "$u"; then
+		ethtool -S ib0 > "$RAW/napi_rx$u.ethtool0"
+		pair "napi_rx$u" 5201
+		ethtool -S ib0 > "$RAW/napi_rx$u.ethtool1"
+	else
+		say "ethtool -C ib0 rx-usecs $u failed (raw/rx_usecs$u.set)"
+		record "napi_rx$u" 1
+	fi
+done
+both_set rx_usecs_restored rx_usecs 0 || failed=1
 
 # Connected mode: both VMs switch, MTU 65520; a ping makes the RC
 # connections (vm2 to vm1 and back) before iperf3 starts.

@@ -80,6 +80,31 @@ def parse_iperf3(text):
             'iperf3_cpu_receiver_pct': cpu.get('remote_total')}
 
 
+def parse_ethtool_stats(text):
+    """{counter: value} of `ethtool -S` output."""
+    out = {}
+    for line in (text or '').splitlines():
+        k, sep, v = line.partition(':')
+        if sep and v.strip().isdigit():
+            out[k.strip()] = int(v)
+    return out
+
+
+def polls_per_packet(before, after):
+    """NAPI polls (all channels) per received packet between two
+    `ethtool -S` outputs, with the two deltas; None without traffic."""
+    b, a = parse_ethtool_stats(before), parse_ethtool_stats(after)
+    polls = [k for k in a if re.match(r'^ch\d+_napi_polls$', k)]
+    if not polls or 'rx_packets' not in a or 'rx_packets' not in b:
+        return None
+    dp = sum(a[k] - b.get(k, 0) for k in polls)
+    dr = a['rx_packets'] - b['rx_packets']
+    if dr <= 0:
+        return None
+    return {'ratio': dp / dr, 'polls': dp, 'packets': dr,
+            'channels': len(polls)}
+
+
 def usable(v):
     """A measured value: a finite positive number (perftest prints 0.00
     or inf when it has no clock)."""
@@ -235,7 +260,13 @@ def measure_run(rundir, samples, missing, mtu):
 
     for name, what in (('tcp_ib0', 'iperf3 TCP over ib0'),
                        ('tcp_eth0', 'iperf3 TCP over eth0'),
-                       ('tcp_ib0_cm', 'iperf3 TCP over ib0, connected mode')):
+                       ('tcp_ib0_cm', 'iperf3 TCP over ib0, connected mode'),
+                       ('tcp_ib0_p4_1ch', 'iperf3 TCP over ib0, 4 streams, '
+                        '1 channel'),
+                       ('tcp_ib0_p4_2ch', 'iperf3 TCP over ib0, 4 streams, '
+                        '2 channels'),
+                       ('napi_rx0', 'iperf3 TCP over ib0, rx-usecs 0'),
+                       ('napi_rx100', 'iperf3 TCP over ib0, rx-usecs 100')):
         r = parse_iperf3(read_text(os.path.join(raw2, f'{name}.client')) or '')
         if r and 'error' in r:
             status.setdefault(name, 'iperf3: ' + r['error'])
@@ -271,7 +302,26 @@ def measure_run(rundir, samples, missing, mtu):
             elif rate:
                 val[key] = rate
 
+    # The receiver's NAPI polls per received packet at both settings.
+    for u in ('0', '100'):
+        name = f'napi_rx{u}'
+        p = polls_per_packet(
+            read_text(os.path.join(raw1, f'{name}.ethtool0')),
+            read_text(os.path.join(raw1, f'{name}.ethtool1')))
+        need(f'{name}_polls_per_packet', p and p['ratio'],
+             f'NAPI polls per packet at rx-usecs {u} (vm1 ethtool -S)', name)
+        if p:
+            val[f'{name}_polls'] = p['polls']
+            val[f'{name}_packets'] = p['packets']
+
     v = val
+    if 'tcp_ib0_p4_1ch_mbps' in v and 'tcp_ib0_p4_2ch_mbps' in v:
+        v['ratio_tcp_ib0_p4_2ch_to_1ch'] = (v['tcp_ib0_p4_2ch_mbps'] /
+                                            v['tcp_ib0_p4_1ch_mbps'])
+    if ('napi_rx0_polls_per_packet' in v and
+            'napi_rx100_polls_per_packet' in v):
+        v['ratio_napi_rx100_to_rx0'] = (v['napi_rx100_polls_per_packet'] /
+                                        v['napi_rx0_polls_per_packet'])
     for tcp, bw in (('tcp_ib0', 'bw_ud'), ('tcp_ib0_cm', 'bw_rc')):
         if f'{tcp}_mbps' in v and f'{bw}_mbps' in v:
             v[f'ratio_{tcp}_to_{bw}'] = v[f'{tcp}_mbps'] / v[f'{bw}_mbps']
@@ -292,7 +342,8 @@ def measure_run(rundir, samples, missing, mtu):
             v[f'{name}_rtt_avg_us'] = 2 * v[f'{name}_avg_us']
 
     for name in ('tcp_ib0', 'tcp_eth0', 'bw_ud', 'ping_ib0', 'lat_ud',
-                 'lat_ud_ev', 'tcp_ib0_cm', 'bw_rc'):
+                 'lat_ud_ev', 'tcp_ib0_p4_1ch', 'tcp_ib0_p4_2ch', 'napi_rx0',
+                 'napi_rx100', 'tcp_ib0_cm', 'bw_rc'):
         c = {'receiver_vm1': guest_cpu(raw1, name, 'server'),
              'sender_vm2': guest_cpu(raw2, name, 'client')}
         w = window(raw2, name, 'client')
@@ -337,6 +388,19 @@ def table(host, runs):
     row('**ib0 TCP / ib_send_bw UD** (goal >= 0.8)',
         val('ratio_tcp_ib0_to_bw_ud', 2))
     row('ib0 TCP / eth0 TCP', val('ratio_tcp_ib0_to_tcp_eth0', 2))
+    row('ib0 TCP 4 streams, 1 channel (Mbit/s)', val('tcp_ib0_p4_1ch_mbps'))
+    row('ib0 TCP 4 streams, 2 channels (Mbit/s)', val('tcp_ib0_p4_2ch_mbps'))
+    row('**4 streams: 2 channels / 1 channel**',
+        val('ratio_tcp_ib0_p4_2ch_to_1ch', 2))
+    row('receiver NAPI polls per packet, rx-usecs 0',
+        val('napi_rx0_polls_per_packet', 3))
+    row('receiver NAPI polls per packet, rx-usecs 100',
+        val('napi_rx100_polls_per_packet', 3))
+    row('**NAPI polls per packet, rx-usecs 100 / 0**',
+        val('ratio_napi_rx100_to_rx0', 2))
+    row('ib0 TCP at rx-usecs 0 / 100 (Mbit/s)',
+        lambda r: '{} / {}'.format(fmt(r['values'].get('napi_rx0_mbps')),
+                                   fmt(r['values'].get('napi_rx100_mbps'))))
     row('ib0 MTU, connected mode', lambda r: r['info'].get('ib0_cm_mtu', '?'))
     row('ib0 TCP, connected mode, iperf3 (Mbit/s)', val('tcp_ib0_cm_mbps'))
     row('ib_send_bw RC received (Mbit/s)', val('bw_rc_mbps'))
@@ -370,7 +434,12 @@ def table(host, runs):
     out.append('|---|---:|---:|---:|---:|')
     labels = {'tcp_ib0': 'ib0 TCP', 'tcp_eth0': 'eth0 TCP',
               'bw_ud': 'ib_send_bw UD', 'ping_ib0': 'ping ib0',
-              'lat_ud': 'ib_send_lat UD', 'tcp_ib0_cm': 'ib0 TCP connected',
+              'lat_ud': 'ib_send_lat UD',
+              'tcp_ib0_p4_1ch': 'ib0 TCP 4 streams, 1 channel',
+              'tcp_ib0_p4_2ch': 'ib0 TCP 4 streams, 2 channels',
+              'napi_rx0': 'ib0 TCP, rx-usecs 0',
+              'napi_rx100': 'ib0 TCP, rx-usecs 100',
+              'tcp_ib0_cm': 'ib0 TCP connected',
               'bw_rc': 'ib_send_bw RC'}
 
     def g(c):
@@ -390,7 +459,7 @@ def table(host, runs):
     out.append('{}; host: {} x {}, load average before {}; '
                'QEMU TCG, {} vCPUs per VM; guest kernel {} (fast flavour, '
                'clocksource {}); ipoib_ng {}; {} s per throughput run, '
-               'one stream.'.format(
+               'one stream unless noted.'.format(
                    host.get('date', '?'), host.get('host_nproc', '?'),
                    host.get('host_cpu', '?'),
                    host.get('host_loadavg_before', '?'),
