@@ -25,7 +25,6 @@ struct workqueue_struct *ipng_ah_wq;
 struct workqueue_struct *ipng_mc_wq;
 struct ib_sa_client ipng_sa_client;
 
-
 static char ipng_ifname[IFNAMSIZ] = "ib%d";
 unsigned int ipng_send_queue_size = 256;
 unsigned int ipng_recv_queue_size = 512;

@@ -35,7 +35,7 @@ COUNTERS=(rx_packets rx_bytes tx_packets tx_bytes rx_drop_short
 	cm_cap_reached tx_drop_not_joined rx_drop_backlog tx_timeouts)
 # Every line of /proc/net/ipoib/<if>/stats, in order, as documented.
 FIELDS=(mode link_layer mtu qpn gid pkey channels send_queue_size
-	send_queue_depth recv_queue_size rx_packets tx_packets rx_bytes
+	send_queue_depth send_queue_backlog recv_queue_size rx_packets tx_packets rx_bytes
 	tx_bytes rx_dropped tx_dropped rx_errors tx_errors "${COUNTERS[@]:4}"
 	paths neighbours mcast_groups connections)
 
@@ -110,14 +110,16 @@ t_stats_fields() {
 	expect_eq "$(stat_val $f qpn)" "0x${addr:2:6}" qpn || rc=1
 	expect_eq "$(stat_val $f gid)" "$(gid_of_hex "${addr:8:32}")" gid || rc=1
 	expect_eq "$(stat_val $f pkey)" "$pkey" pkey || rc=1
-	expect_eq "$(stat_val $f channels)" 1 channels || rc=1
+	expect_eq "$(stat_val $f channels)" "$(ethtool -l ib0 |
+		awk '/^Combined:/ { v = $2 } END { print v }')" channels || rc=1
 	expect_eq "$(stat_val $f send_queue_size)" "$(cat $PARAM/send_queue_size)" \
 		send_queue_size || rc=1
 	expect_eq "$(stat_val $f recv_queue_size)" "$(cat $PARAM/recv_queue_size)" \
 		recv_queue_size || rc=1
 	v=$(stat_val $f send_queue_depth)
-	[ "${v:-x}" -le "$(stat_val $f send_queue_size)" ] 2>/dev/null ||
+	[ "${v:-x}" -le "$(($(stat_val $f send_queue_size) * $(stat_val $f channels)))" ] 2>/dev/null ||
 		{ echo "send_queue_depth $v"; rc=1; }
+	expect_eq "$(stat_val $f send_queue_backlog)" 0 send_queue_backlog || rc=1
 	expect_eq "$(stat_val $f connections)" 0 connections || rc=1
 	# Joins are asynchronous; paths may resolve meanwhile.
 	wait_for 10 groups_match ||
@@ -127,11 +129,18 @@ t_stats_fields() {
 	return $rc
 }
 
+# The counter table, then seven counters per channel in use.
 t_ethtool_names() {
-	local names
+	local names want c n
+	n=$(ethtool -l ib0 | awk '/^Combined:/ { v = $2 } END { print v }')
+	want="${COUNTERS[*]} "
+	for ((c = 0; c < n; c++)); do
+		want+="ch${c}_rx_packets ch${c}_rx_bytes ch${c}_tx_packets ch${c}_tx_bytes "
+		want+="ch${c}_napi_polls ch${c}_cq_events ch${c}_holdoffs "
+	done
 	names=$(ethtool -S ib0 | awk -F: 'NR > 1 { gsub(/[[:space:]]/, "", $1); print $1 }' |
 		tr '\n' ' ')
-	expect_eq "$names" "${COUNTERS[*]} " "ethtool -S names"
+	expect_eq "$names" "$want" "ethtool -S names"
 }
 
 # --- (b) exact counts ---

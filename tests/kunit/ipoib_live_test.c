@@ -769,6 +769,19 @@ static void live_test_ah_own_gid(struct kunit *test)
 	live.ipng_ah = NULL;
 }
 
+/* Whether @qpn is the QP of one of the interface's channels. */
+static bool live_own_qpn(u32 qpn)
+{
+	bool own = false;
+	unsigned int i;
+
+	rtnl_lock();
+	for (i = 0; i < live.ipd->nchans; i++)
+		own |= ipng_chan(live.ipd, i)->qp->qp_num == qpn;
+	rtnl_unlock();
+	return own;
+}
+
 /*
  * A datagram the interface sends to its own address comes back through
  * the receive ring and NAPI: the GRH area is gone, the link header holds
@@ -787,9 +800,9 @@ static void live_test_loopback(struct kunit *test)
 	seen = kunit_kzalloc(test, sizeof(*seen), GFP_KERNEL);
 	KUNIT_ASSERT_NOT_ERR_OR_NULL(test, seen);
 	memcpy(addr, live.ndev->dev_addr, sizeof(addr));
-	/* A datagram does not carry the sender's flags: the source reads 0. */
-	memcpy(src, addr, sizeof(src));
-	src[0] = 0;
+	/* A datagram does not carry the sender's flags: the source reads 0;
+	 * its QPN is that of the channel that sent it (below).
+	 */
 	live_arm(cookie);
 	live_payload(payload, sizeof(payload), cookie);
 	KUNIT_ASSERT_EQ(test, live_xmit(addr, ETH_P_ARP, payload,
@@ -797,6 +810,13 @@ static void live_test_loopback(struct kunit *test)
 	KUNIT_ASSERT_EQ_MSG(test, live_wait_rx(seen, LIVE_WAIT_MS), 1,
 			    "datagram to our own address not received within %u ms",
 			    LIVE_WAIT_MS);
+
+	/* The send went out on one of the channels: its QP is the source. */
+	KUNIT_EXPECT_TRUE_MSG(test, live_own_qpn(ipng_addr_qpn(seen->hdr)),
+			      "source QPN 0x%06x is none of our channels' QPs",
+			      ipng_addr_qpn(seen->hdr));
+	ipng_addr_build(src, 0, ipng_addr_qpn(seen->hdr),
+			(const union ib_gid *)(addr + IPNG_GID_OFFSET));
 
 	KUNIT_EXPECT_EQ(test, seen->len, sizeof(payload));
 	IPNG_EXPECT_MEMEQ(test, seen->data, payload, 64);
