@@ -685,18 +685,13 @@ t_state_kept() {
 
 # --- moderation measured: polls per received packet (vm1 receives) ---
 
-# coal_load USECS: vm1 sets rx-usecs USECS and receives one UDP iperf3
-# -t $COAL_SECS;
+# coal_load USECS: vm1 sets rx-usecs USECS and serves one iperf3 -t $COAL_SECS;
 # prints "<polls delta> <rx_packets delta> <holdoffs delta>".
 coal_load() {
 	local name=coal$1 pid p0 r0 h0 rc=0
 	if [ "$ME" = 2 ]; then
 		vm_barrier "$name-go" 120 || return 1
-		# UDP at a rate the guests cannot reach: packets arrive back to
-		# back, where a hold-off has something to merge (a TCP stream in
-		# a KASAN guest is a few hundred packets a second).
-		iperf3 -c "$PEERIP" -u -b 500M -l 1024 -t $COAL_SECS > "/tmp/tun-$name.c" 2>&1 ||
-			{ rc=1; tail -5 "/tmp/tun-$name.c"; }
+		iperf3 -c "$PEERIP" -t $COAL_SECS > "/tmp/tun-$name.c" 2>&1 || { rc=1; tail -5 "/tmp/tun-$name.c"; }
 		vm_publish "$name-done" 1
 		return $rc
 	fi
