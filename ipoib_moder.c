@@ -348,16 +348,49 @@ void ipng_moder_init(struct ipng_moder *m, struct napi_struct *napi,
 EXPORT_SYMBOL_IF_KUNIT(ipng_moder_init);
 
 /**
+ * ipng_moder_next() - the software hold-off that follows a poll
+ * @m: the channel's moderation
+ * @rx_done: receive completions the poll handled
+ * @tx_done: send completions the poll handled
+ * @now_ns: when the poll ended (CLOCK_MONOTONIC)
+ *
+ * The decision of ipng_moder_hold() without the timer, so that KUnit can
+ * run it on a clock of its own: the receive settings apply if the poll
+ * found receive work, else the send settings; the rate is that of this
+ * poll since the end of the previous one. @now_ns is kept for the next
+ * estimate whatever the outcome.
+ *
+ * Context: NAPI (softirq), or a test owning @m.
+ * Return: the hold-off in nanoseconds, 0 when the CQs are to be armed now.
+ */
+u64 ipng_moder_next(struct ipng_moder *m, u32 rx_done, u32 tx_done,
+		    u64 now_ns)
+{
+	u64 interval = now_ns - m->last_ns;
+
+	m->last_ns = now_ns;
+	if (rx_done)
+		return ipng_moder_holdoff_ns(READ_ONCE(m->cur.rx_usecs),
+					     READ_ONCE(m->cur.rx_frames),
+					     rx_done, interval);
+	if (tx_done)
+		return ipng_moder_holdoff_ns(READ_ONCE(m->cur.tx_usecs),
+					     READ_ONCE(m->cur.tx_frames),
+					     tx_done, interval);
+	return 0;
+}
+EXPORT_SYMBOL_IF_KUNIT(ipng_moder_next);
+
+/**
  * ipng_moder_hold() - hold off re-arming the CQs after a poll
  * @m: the channel's moderation
  * @rx_done: receive completions the poll handled
  * @tx_done: send completions the poll handled
  *
  * Called once napi_complete_done() returned true. With work found and a
- * software hold-off configured (receive settings if @rx_done, else send
- * settings), starts @m->timer, which arms the CQs when it ends (and
- * schedules NAPI if completions are waiting), instead of letting the
- * caller arm them now.
+ * software hold-off configured (see ipng_moder_next()), starts @m->timer,
+ * which arms the CQs when it ends (and schedules NAPI if completions are
+ * waiting), instead of letting the caller arm them now.
  *
  * Context: NAPI (softirq).
  * Return: true when a hold-off started (the CQs stay unarmed), false when
@@ -366,28 +399,11 @@ EXPORT_SYMBOL_IF_KUNIT(ipng_moder_init);
  */
 bool ipng_moder_hold(struct ipng_moder *m, u32 rx_done, u32 tx_done)
 {
-	u32 usecs, frames, found;
-	u64 now, interval, ns;
+	u64 ns;
 
 	if (m->hw)
 		return false;
-	now = ktime_get_ns();
-	interval = now - m->last_ns;
-	m->last_ns = now;
-
-	if (rx_done) {
-		usecs = READ_ONCE(m->cur.rx_usecs);
-		frames = READ_ONCE(m->cur.rx_frames);
-		found = rx_done;
-	} else if (tx_done) {
-		usecs = READ_ONCE(m->cur.tx_usecs);
-		frames = READ_ONCE(m->cur.tx_frames);
-		found = tx_done;
-	} else {
-		return false;
-	}
-
-	ns = ipng_moder_holdoff_ns(usecs, frames, found, interval);
+	ns = ipng_moder_next(m, rx_done, tx_done, ktime_get_ns());
 	if (!ns)
 		return false;
 	hrtimer_start(&m->timer, ns_to_ktime(ns), HRTIMER_MODE_REL_PINNED);

@@ -87,6 +87,8 @@ void ipng_moder_init(struct ipng_moder *m, struct napi_struct *napi,
 		     struct ib_cq *const *rx_cqs, struct ib_cq *const *tx_cqs,
 		     const struct ipng_coal *c);
 void ipng_moder_set(struct ipng_moder *m, const struct ipng_coal *c);
+u64 ipng_moder_next(struct ipng_moder *m, u32 rx_done, u32 tx_done,
+		    u64 now_ns);
 bool ipng_moder_hold(struct ipng_moder *m, u32 rx_done, u32 tx_done);
 void ipng_moder_sample(struct ipng_moder *m, u64 rx_packets, u64 rx_bytes,
 		       u64 tx_packets, u64 tx_bytes);

@@ -3,12 +3,16 @@
  * KUnit suite for ipoib_moder.c: the ethtool -C checks and conversions,
  * the software hold-off arithmetic, and a channel's moderation without CQs
  * (software hold-off timer, adaptive moderation through lib/dim) on a NAPI
- * context that is disabled, so that nothing is ever polled.
+ * context that is disabled, so that nothing is ever polled; and the
+ * hold-off decision driving a modelled channel on a clock of the test's
+ * own, where the polls per completion are counted.
  */
 #include <linux/delay.h>
 #include <linux/dim.h>
 #include <linux/hrtimer.h>
 #include <linux/ktime.h>
+#include <linux/math64.h>
+#include <linux/minmax.h>
 #include <linux/netlink.h>
 #include <linux/workqueue.h>
 
@@ -285,6 +289,81 @@ static void ipng_test_moder_software(struct kunit *test)
 	KUNIT_EXPECT_FALSE(test, hrtimer_active(&m->timer));
 }
 
+/*
+ * One channel's NAPI on a clock of the test's own, with the driver's
+ * hold-off decision (ipng_moder_next()): receive completions arrive every
+ * @gap ns; while the CQ is armed the first one starts a poll at once; a
+ * poll takes every completion that has arrived, costs
+ * IPNG_SIM_POLL_NS + IPNG_SIM_PKT_NS per completion, and is followed by
+ * the hold-off, at whose end waiting completions are polled at once.
+ */
+#define IPNG_SIM_POLL_NS	2000ULL
+#define IPNG_SIM_PKT_NS		1000ULL
+
+struct ipng_sim {
+	u32 polls;
+	u64 max_wait_ns;	/* longest time a completion waited */
+};
+
+static struct ipng_sim ipng_sim_run(struct ipng_moder *m, u64 gap, u32 n)
+{
+	struct ipng_sim r = {};
+	u64 t = 0, wait;
+	u32 next = 0, found;
+
+	m->last_ns = 0;
+	while (next < n) {
+		/* Armed and idle: the next completion's event polls. */
+		t = max(t, next * gap);
+		found = min_t(u64, n, div64_u64(t, gap) + 1) - next;
+		wait = t - next * gap;
+		r.max_wait_ns = max(r.max_wait_ns, wait);
+		next += found;
+		r.polls++;
+		t += IPNG_SIM_POLL_NS + found * IPNG_SIM_PKT_NS;
+		t += ipng_moder_next(m, found, 0, t);
+	}
+	return r;
+}
+
+/*
+ * Completions every 20 us: without a hold-off each gets a poll of its
+ * own; rx-usecs 100 polls about one in five times, and no completion
+ * waits much longer than the hold-off; rx-frames 2 ends hold-offs early
+ * (in between). Completions every 500 us: a hold-off of 100 us cannot
+ * merge them, and as it ends before the next arrives it costs no wait.
+ */
+static void ipng_test_moder_fewer_polls(struct kunit *test)
+{
+	struct ipng_moder *m = ipng_test_moder(test);
+	struct ipng_sim off, on, frames, sparse;
+	const u32 n = 1000;
+
+	off = ipng_sim_run(m, 20000, n);
+	KUNIT_EXPECT_EQ(test, off.polls, n);
+	KUNIT_EXPECT_EQ(test, off.max_wait_ns, 0);
+
+	m->cur.rx_usecs = 100;
+	on = ipng_sim_run(m, 20000, n);
+	KUNIT_EXPECT_LE(test, on.polls, n / 4);
+	KUNIT_EXPECT_GE(test, on.polls, n / 6);
+	KUNIT_EXPECT_LE(test, on.max_wait_ns, 100000 + IPNG_SIM_POLL_NS +
+			6 * IPNG_SIM_PKT_NS);
+
+	m->cur.rx_frames = 2;
+	frames = ipng_sim_run(m, 20000, n);
+	KUNIT_EXPECT_LT(test, frames.polls, off.polls);
+	KUNIT_EXPECT_GT(test, frames.polls, on.polls);
+	KUNIT_EXPECT_LT(test, frames.max_wait_ns, on.max_wait_ns);
+
+	m->cur.rx_frames = 0;
+	sparse = ipng_sim_run(m, 500000, n);
+	KUNIT_EXPECT_EQ(test, sparse.polls, n);
+	KUNIT_EXPECT_EQ(test, sparse.max_wait_ns, 0);
+	kunit_info(test, "polls of %u completions 20 us apart: %u at rx-usecs 0, %u at 100, %u at 100 with rx-frames 2\n",
+		   n, off.polls, on.polls, frames.polls);
+}
+
 /* Channel counters after poll @i: one 1500-byte packet per poll. */
 static void ipng_test_poll(struct ipng_moder *m, u64 i)
 {
@@ -385,6 +464,7 @@ static struct kunit_case ipng_moder_cases[] = {
 	KUNIT_CASE(ipng_test_holdoff_floor),
 	KUNIT_CASE(ipng_test_holdoff_huge),
 	KUNIT_CASE(ipng_test_moder_software),
+	KUNIT_CASE(ipng_test_moder_fewer_polls),
 	KUNIT_CASE(ipng_test_moder_adaptive),
 	{}
 };
