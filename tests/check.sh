@@ -14,7 +14,7 @@
 #
 # Ends with "N passed, N failed"; exits non-zero on any failure.
 # Environment: IPNG_RESULTS (results folder, default results/check-<time>),
-# IPNG_SKIP_VM=1 (stop after step 4), IPNG_VM_TIMEOUT (seconds, default 3600).
+# IPNG_SKIP_VM=1 (stop after step 4), IPNG_VM_TIMEOUT (seconds, default 4800).
 set -uo pipefail
 
 repo=$(cd "$(dirname "$0")/.." && pwd)
@@ -134,7 +134,7 @@ step "two VMs: KUnit and end-to-end suites"
 vmres=$results/vm
 if tests/vm/run-vms.sh --kernel "$kdir" --results "$vmres" \
 	--script "$repo/tests/e2e/guest-main.sh" \
-	--timeout "${IPNG_VM_TIMEOUT:-3600}" > "$results/run-vms.log" 2>&1; then
+	--timeout "${IPNG_VM_TIMEOUT:-4800}" > "$results/run-vms.log" 2>&1; then
 	pass "VMs ran to completion"
 else
 	tail -30 "$results/run-vms.log"
