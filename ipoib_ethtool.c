@@ -270,26 +270,24 @@ static void ipng_get_ethtool_stats(struct net_device *ndev,
 	kfree(per);
 }
 
-/* Grouped as the ethtool commands that use them. */
+/* By ethtool command: reading first, then what is tuned with -L, -G, -C. */
 const struct ethtool_ops ipng_ethtool_ops = {
-	/* ethtool -c/-C: usecs, frames and adaptive, both directions */
-	.supported_coalesce_params = ETHTOOL_COALESCE_USECS |
-				     ETHTOOL_COALESCE_MAX_FRAMES |
-				     ETHTOOL_COALESCE_USE_ADAPTIVE,
-	.get_coalesce		= ipng_get_coalesce,
-	.set_coalesce		= ipng_set_coalesce,
-	/* ethtool -i and plain ethtool */
-	.get_drvinfo		= ipng_get_drvinfo,
+	/* plain ethtool and -i */
 	.get_link		= ethtool_op_get_link,
 	.get_link_ksettings	= ipng_get_link_ksettings,
-	/* ethtool -l/-L */
-	.get_channels		= ipng_get_channels,
-	.set_channels		= ipng_set_channels,
-	/* ethtool -g/-G */
-	.get_ringparam		= ipng_get_ringparam,
-	.set_ringparam		= ipng_set_ringparam,
-	/* ethtool -S */
+	.get_drvinfo		= ipng_get_drvinfo,
+	/* -S */
 	.get_sset_count		= ipng_get_sset_count,
 	.get_strings		= ipng_get_strings,
 	.get_ethtool_stats	= ipng_get_ethtool_stats,
+	/* -l/-L */
+	.get_channels		= ipng_get_channels,
+	.set_channels		= ipng_set_channels,
+	/* -g/-G */
+	.get_ringparam		= ipng_get_ringparam,
+	.set_ringparam		= ipng_set_ringparam,
+	/* -c/-C, with the parameters ipoib_moder.h lists */
+	.get_coalesce		= ipng_get_coalesce,
+	.set_coalesce		= ipng_set_coalesce,
+	.supported_coalesce_params = IPNG_COAL_PARAMS,
 };

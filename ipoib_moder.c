@@ -29,7 +29,7 @@
  * @extack: where the reason of a refusal goes
  *
  * Only the ranges are checked here: the ethtool core already refuses every
- * parameter that is not in the driver's supported_coalesce_params. @ec is
+ * parameter that is not in IPNG_COAL_PARAMS. @ec is
  * not changed.
  *
  * Return: 0 when every value is within its limit, -EINVAL otherwise.

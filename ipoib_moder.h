@@ -20,6 +20,15 @@
 #define IPNG_COAL_FRAMES_MAX	4096	/* ethtool -C rx-frames/tx-frames */
 #define IPNG_MODER_CQS		2	/* CQs per direction and channel */
 
+/*
+ * The ethtool -C parameters a channel takes (the ethtool core refuses the
+ * others before ipng_coal_check() sees them): usecs and frames of both
+ * directions, and adaptive moderation of each.
+ */
+#define IPNG_COAL_PARAMS	(ETHTOOL_COALESCE_USECS | \
+				 ETHTOOL_COALESCE_MAX_FRAMES | \
+				 ETHTOOL_COALESCE_USE_ADAPTIVE)
+
 /**
  * struct ipng_coal - moderation settings of both directions
  * @rx_usecs: hold-off after receive completions, 0: none
