@@ -87,6 +87,9 @@ paths_match() {
 	[ "$(stat_val $PROC/ib0/stats paths)" = "$(entries $DBG/ib0/paths)" ]
 }
 
+# channels_now: the current channel count, as ethtool -l shows it.
+channels_now() { ethtool -l ib0 | awk '/^Combined:/ { v = $2 } END { print v }'; }
+
 t_stats_fields() {
 	local f=/tmp/obs-stats names want addr pkey rc=0 i v
 	cat $PROC/ib0/stats > $f || return 1
@@ -110,8 +113,7 @@ t_stats_fields() {
 	expect_eq "$(stat_val $f qpn)" "0x${addr:2:6}" qpn || rc=1
 	expect_eq "$(stat_val $f gid)" "$(gid_of_hex "${addr:8:32}")" gid || rc=1
 	expect_eq "$(stat_val $f pkey)" "$pkey" pkey || rc=1
-	expect_eq "$(stat_val $f channels)" "$(ethtool -l ib0 |
-		awk '/^Combined:/ { v = $2 } END { print v }')" channels || rc=1
+	expect_eq "$(stat_val $f channels)" "$(channels_now)" channels || rc=1
 	expect_eq "$(stat_val $f send_queue_size)" "$(cat $PARAM/send_queue_size)" \
 		send_queue_size || rc=1
 	expect_eq "$(stat_val $f recv_queue_size)" "$(cat $PARAM/recv_queue_size)" \
@@ -132,7 +134,7 @@ t_stats_fields() {
 # The counter table, then seven counters per channel in use.
 t_ethtool_names() {
 	local names want c n
-	n=$(ethtool -l ib0 | awk '/^Combined:/ { v = $2 } END { print v }')
+	n=$(channels_now)
 	want="${COUNTERS[*]} "
 	for ((c = 0; c < n; c++)); do
 		want+="ch${c}_rx_packets ch${c}_rx_bytes ch${c}_tx_packets ch${c}_tx_bytes "
