@@ -152,6 +152,23 @@ for vm in "$vmres"/vm*; do
 	fi
 done
 
+# failure_notes KTAP: what each failed case printed first and last (4 and
+# 3 lines), so that a CI log which shows only its end still tells why.
+failure_notes() {
+	awk '/^ +# \$ .* -> exit status/{ next }
+	/^ +# /{ sub(/^ +/, ""); buf[n++] = $0; next }
+	/^ +not ok [0-9]+ /{
+		sub(/^ +/, "")
+		print "      " $0
+		for (i = 0; i < n; i++)
+			if (i < 4 || i >= n - 3)
+				print "        " buf[i]
+			else if (i == 4)
+				print "        # ..."
+	}
+	/^ +(not )?ok [0-9]+ /{ n = 0 }' "$1"
+}
+
 step "KTAP results"
 kunit_cases=0
 e2e_cases=0
@@ -176,6 +193,7 @@ for k in "$vmres"/vm*/*.ktap; do
 		continue
 	fi
 	grep -E '\[(FAILED|CRASHED)\]' <<<"$out" | sed 's/^/    /'
+	[ "${f:-0}" = 0 ] || failure_notes "$k"
 	passed=$((passed + ${p:-0}))
 	failed=$((failed + ${f:-0}))
 	case $name in

@@ -221,24 +221,37 @@ t_tshark_decodes() {
 path_line() { grep "^$PEER_GID " $DBG/ib0/paths; }
 path_gone() { ! path_line > /dev/null; }
 
+# file_has FILE REGEX: a line of FILE matches REGEX. Bash builtins only:
+# these guests take about a second for every program they start, which
+# would leave a short wait_for one or two looks.
+file_has() {
+	local l
+	while read -r l; do
+		[[ $l =~ $2 ]] && return 0
+	done < "$1"
+	return 1
+}
+
 # The MAC comes from the peer's link-local GID: its eth0 MAC.
 path_valid() {
-	path_line | grep -Eq "^[0-9a-f:]{39} state=valid age=[0-9]+ queue=0 dmac=52:54:00:00:00:0$PEER sl=[0-9]+\$"
+	file_has $DBG/ib0/paths "^$PEER_GID state=valid age=[0-9]+ queue=0 dmac=52:54:00:00:00:0$PEER sl=[0-9]+\$"
 }
 
 # The neighbour entry of the peer's 20-byte address, with its handle.
 neigh_line() { grep "^qpn 0x${PEER_HEX:2:6} gid $PEER_GID " $DBG/ib0/neigh; }
-neigh_valid() { neigh_line | grep -q ' ah yes idle_s '; }
+neigh_valid() { file_has $DBG/ib0/neigh "^qpn 0x${PEER_HEX:2:6} gid $PEER_GID .* ah yes idle_s "; }
 neigh_gone() { ! neigh_line > /dev/null; }
 
 # The path is seen while pings keep it in use (a 2 s timeout is short for
-# a TCG guest), then the pings stop.
+# a TCG guest), then the pings stop. The first ping waits for ARP and for
+# the path to resolve; the pings go on for 15 s, well past both waits.
 t_path_valid() {
-	local pid rc=0
-	ping -c 8 -i 0.5 -W 5 "$PEERIP" > /tmp/obs-ping.out 2>&1 &
+	local pid rc=0 start=$SECONDS
+	ping -c 30 -i 0.5 -W 5 "$PEERIP" > /tmp/obs-ping.out 2>&1 &
 	pid=$!
-	wait_for 4 path_valid || { echo "no valid path to $PEER_GID:"; cat $DBG/ib0/paths; rc=1; }
+	wait_for 10 path_valid || { echo "no valid path to $PEER_GID:"; cat $DBG/ib0/paths; rc=1; }
 	wait_for 4 neigh_valid || { echo "no neighbour entry:"; cat $DBG/ib0/neigh; rc=1; }
+	echo "path and neighbour seen after $((SECONDS - start)) s"
 	path_line >&2
 	neigh_line >&2
 	wait $pid || { cat /tmp/obs-ping.out; rc=1; }
