@@ -104,10 +104,14 @@ static void ipng_chan_csd(void *data)
 {
 	struct ipng_chan *c = data;
 
-	clear_bit(0, &c->kick_pending);
-	/* Packets queued before the bit cleared are seen by this poll. */
-	smp_mb__after_atomic();
 	napi_schedule(&c->napi);
+	/*
+	 * Last touch of @c: ipng_chan_halt() waits for the bit before the
+	 * channel may be freed. A packet queued while the bit was still set
+	 * was queued before this poll can run (it runs once this IPI
+	 * returns, or again if it was running: NAPI notes the miss).
+	 */
+	clear_bit_unlock(0, &c->kick_pending);
 }
 
 static void ipng_chan_kick(struct ipng_chan *c)

@@ -608,12 +608,12 @@ neigh_of_peer() {
 	done
 }
 
-# ping_peer N: ping_all N to the peer; on a loss, what the driver counted
+# ping_peer N: ping_each N to the peer; on a loss, what the driver counted
 # (every drop or error counter that is not zero, the per-channel packet
-# counts) and the kernel's neighbour entry, in three lines.
+# counts) and the kernel's neighbour entry.
 ping_peer() {
 	local k c bad='' chans=''
-	ping_all "$1" "$PEERIP" && return 0
+	ping_each "$1" "$PEERIP" && return 0
 	load_stats > /dev/null
 	for k in "${!ES[@]}"; do
 		case $k in

@@ -212,10 +212,27 @@ carrier_up() { [ "$(cat /sys/class/net/ib0/carrier 2>/dev/null)" = 1 ]; }
 oper_up() { [ "$(cat /sys/class/net/ib0/operstate 2>/dev/null)" = up ]; }
 
 # ping_all COUNT ARGS...: every echo answered (the summary is printed).
+# Exactly COUNT requests go out, so counters can be checked against it; but
+# once one reply came, ping waits only max(2 x slowest reply, interval) for
+# the last one (-W counts only while nothing came back).
 ping_all() {
 	local n=$1 out
 	shift
 	out=$(ping -c "$n" -W 5 "$@" 2>&1)
 	echo "$out" | tail -3
 	grep -q " $n received" <<<"$out"
+}
+
+# ping_each COUNT ARGS...: each of the first COUNT echo requests answered,
+# however late, within COUNT + 10 seconds. A slow reply makes ping send one
+# more request, so the number sent is not exact; a lost one still fails.
+ping_each() {
+	local n=$1 out s
+	shift
+	out=$(ping -c "$n" -w $((n + 10)) "$@" 2>&1)
+	echo "$out" | tail -3
+	for ((s = 1; s <= n; s++)); do
+		grep -q " icmp_seq=$s ttl=" <<<"$out" ||
+			{ echo "no reply to icmp_seq=$s"; return 1; }
+	done
 }
