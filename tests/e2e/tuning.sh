@@ -612,8 +612,12 @@ neigh_of_peer() {
 # (every drop or error counter that is not zero, the per-channel packet
 # counts) and the kernel's neighbour entry.
 ping_peer() {
-	local k c bad='' chans=''
-	ping_each "$1" "$PEERIP" && return 0
+	local k c bad='' chans='' out rc=0
+	out=$(ping_each "$1" "$PEERIP") || rc=1
+	echo "$out"
+	# Kept for every run: how slow the replies were even when all came.
+	note "ping_peer $1 at ${SECONDS} s: ${out//$'\n'/ | }"
+	[ $rc = 1 ] || return 0
 	load_stats > /dev/null
 	for k in "${!ES[@]}"; do
 		case $k in
