@@ -632,6 +632,7 @@ void ipng_ib_cleanup(struct ipng_dev *ipd);
 int ipng_ib_open(struct ipng_dev *ipd);
 void ipng_ib_stop(struct ipng_dev *ipd);
 int ipng_ib_qp_to_rts(struct ipng_dev *ipd, struct ib_qp *qp);
+void ipng_ib_qp_error(struct ipng_dev *ipd, struct ib_qp *qp);
 void ipng_ib_qp_reset(struct ipng_dev *ipd, struct ib_qp *qp);
 int ipng_ib_query_port(struct ipng_dev *ipd, struct ib_port_attr *attr);
 int ipng_ib_set_qkey(struct ipng_dev *ipd, u32 qkey);

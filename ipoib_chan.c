@@ -515,10 +515,21 @@ static void ipng_chan_halt(struct ipng_chan *c, bool cm)
 	skb_queue_purge(&c->backlog);
 }
 
+/*
+ * Every channel's QP to RESET, through ERROR. A QP in ERROR takes no more
+ * datagrams; after a grace period no receive that took one before is
+ * still running. Only then RESET, which on rxe drains the QP's packet
+ * queue in this context: straight from RTS it raced with a receive on
+ * another CPU working on the same queue (KASAN: use-after-free in
+ * rxe_responder under ethtool -G with traffic).
+ */
 static void ipng_chans_reset(struct ipng_dev *ipd)
 {
 	unsigned int i;
 
+	for (i = 0; i < ipd->nchans; i++)
+		ipng_ib_qp_error(ipd, ipng_chan(ipd, i)->qp);
+	synchronize_net();
 	for (i = 0; i < ipd->nchans; i++)
 		ipng_ib_qp_reset(ipd, ipng_chan(ipd, i)->qp);
 }

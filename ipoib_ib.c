@@ -98,6 +98,29 @@ err:
 	return err;
 }
 
+static void ipng_ib_qp_move(struct ipng_dev *ipd, struct ib_qp *qp,
+			    enum ib_qp_state state)
+{
+	struct ib_qp_attr attr = { .qp_state = state };
+
+	if (ib_modify_qp(qp, &attr, IB_QP_STATE))
+		netdev_warn(ipd->ndev, "cannot move UD QP %u to %s\n",
+			    qp->qp_num, state == IB_QPS_ERR ? "ERROR" : "RESET");
+}
+
+/**
+ * ipng_ib_qp_error() - stop a UD QP of the interface from taking datagrams
+ * @ipd: interface
+ * @qp: a channel's QP
+ *
+ * In ERROR the QP drops what arrives; what was posted may complete with
+ * IB_WC_WR_FLUSH_ERR.
+ */
+void ipng_ib_qp_error(struct ipng_dev *ipd, struct ib_qp *qp)
+{
+	ipng_ib_qp_move(ipd, qp, IB_QPS_ERR);
+}
+
 /**
  * ipng_ib_qp_reset() - return a UD QP of the interface to RESET
  * @ipd: interface
@@ -107,10 +130,7 @@ err:
  */
 void ipng_ib_qp_reset(struct ipng_dev *ipd, struct ib_qp *qp)
 {
-	struct ib_qp_attr attr = { .qp_state = IB_QPS_RESET };
-
-	if (ib_modify_qp(qp, &attr, IB_QP_STATE))
-		netdev_warn(ipd->ndev, "cannot reset UD QP %u\n", qp->qp_num);
+	ipng_ib_qp_move(ipd, qp, IB_QPS_RESET);
 }
 
 /**

@@ -312,10 +312,10 @@ static void ipng_tx_done(struct ib_cq *cq, struct ib_wc *wc)
 	if (likely(wc->status == IB_WC_SUCCESS)) {
 		ipng_chan_stat_add(c, &c->stats.tx_packets, 1);
 		ipng_chan_stat_add(c, &c->stats.tx_bytes, skb->len - IPNG_HLEN);
-	} else {
-		if (wc->status != IB_WC_WR_FLUSH_ERR)
-			netdev_dbg(ipd->ndev, "send completion: %s\n",
-				   ib_wc_status_msg(wc->status));
+	} else if (wc->status != IB_WC_WR_FLUSH_ERR) {
+		/* A flush is our own reset of the channels: lost, not failed. */
+		netdev_dbg(ipd->ndev, "send completion: %s\n",
+			   ib_wc_status_msg(wc->status));
 		ipng_stat_add(ipd->stats, IPNG_STAT_TX_ERRORS, 1);
 	}
 	napi_consume_skb(skb, 1);
@@ -455,11 +455,14 @@ static void ipng_rx_done(struct ib_cq *cq, struct ib_wc *wc)
 
 	rx->tail++;
 	if (unlikely(wc->status != IB_WC_SUCCESS)) {
-		if (wc->status != IB_WC_WR_FLUSH_ERR) {
-			ipng_stat_add(ipd->stats, IPNG_STAT_RX_ERRORS, 1);
-			netdev_dbg(ipd->ndev, "receive completion: %s\n",
-				   ib_wc_status_msg(wc->status));
-		}
+		/* Flushed: the QP is in ERROR, on its way to RESET; the
+		 * buffer stays in its slot for ipng_ud_drain().
+		 */
+		if (wc->status == IB_WC_WR_FLUSH_ERR)
+			return;
+		ipng_stat_add(ipd->stats, IPNG_STAT_RX_ERRORS, 1);
+		netdev_dbg(ipd->ndev, "receive completion: %s\n",
+			   ib_wc_status_msg(wc->status));
 		goto repost;
 	}
 	if (!test_bit(IPNG_F_OPEN, &ipd->flags))
