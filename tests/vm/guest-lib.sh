@@ -232,7 +232,7 @@ ping_each() {
 	out=$(ping -c "$n" -w $((n + 10)) "$@" 2>&1)
 	echo "$out" | tail -3
 	for ((s = 1; s <= n; s++)); do
-		grep -q " icmp_seq=$s ttl=" <<<"$out" ||
+		[[ $out == *" icmp_seq=$s ttl="* ]] ||
 			{ echo "no reply to icmp_seq=$s"; return 1; }
 	done
 }
