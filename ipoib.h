@@ -105,6 +105,9 @@ struct ipng_mcast_info {
  * @ah_attr: address vector to send to a joined group (optional)
  * @kick: a pass of ipng_mcast_run() is needed; called under the state's
  *	lock, so it must only schedule one
+ * @last_used: jiffies the datapath last sent to @mgid, 0 if never
+ *	(optional): a send-only membership still in use does not expire,
+ *	though packets going out on a resolved path ask for nothing
  */
 struct ipng_mcast_ops {
 	int (*join)(void *ctx, struct ipng_mcast_member *m);
@@ -112,6 +115,7 @@ struct ipng_mcast_ops {
 	int (*ah_attr)(void *ctx, struct ipng_mcast_member *m,
 		       struct rdma_ah_attr *attr);
 	void (*kick)(void *ctx);
+	unsigned long (*last_used)(void *ctx, const union ib_gid *mgid);
 };
 
 /**
@@ -182,12 +186,16 @@ struct ipng_ah {
  * @dma: its DMA address
  * @len: mapped length
  * @ah: send only: address handle held while the packet is in flight
+ * @cqe: receive only: completion entry naming this slot
+ * @posted: receive only: the buffer is posted to the QP
  */
 struct ipng_slot {
 	struct sk_buff *skb;
 	u64 dma;
 	u32 len;
 	struct ipng_ah *ah;
+	struct ib_cqe cqe;
+	bool posted;
 };
 
 /**
@@ -212,20 +220,18 @@ struct ipng_tx_ring {
 
 /**
  * struct ipng_rx_ring - UD receive ring; used by NAPI only once started
- * @slots: @size entries
+ * @slots: @size entries; a completion finds its slot by its own cqe
  * @size: power of two
- * @head: receives posted so far
- * @tail: receives completed so far
+ * @posted: slots whose buffer is posted to the QP
+ * @refill: where the search for unposted slots goes on
  * @buf_len: bytes per buffer: GRH area + header + MTU
- * @cqe: completion entry of every receive
  */
 struct ipng_rx_ring {
 	struct ipng_slot *slots;
 	u32 size;
-	u32 head;
-	u32 tail;
+	u32 posted;
+	u32 refill;
 	u32 buf_len;
-	struct ib_cqe cqe;
 };
 
 /**
@@ -326,6 +332,11 @@ struct ipng_chan {
  *	must not wake the transmit queues
  * @IPNG_F_WATCHDOG: the netdev watchdog found a transmit queue stopped for
  *	too long: the stall detector resets the channels on its next run
+ * @IPNG_F_RUNNING: the channels are started (NAPI enabled, QPs in RTS);
+ *	set and cleared under RTNL only, so a failed restart leaves it clear
+ *	and nothing halts the channels twice
+ * @IPNG_F_RECOVER: a QP error was seen: the channel watchdog resets the
+ *	channels on its next run (set from any context)
  */
 enum ipng_flags {
 	IPNG_F_OPEN,
@@ -334,6 +345,8 @@ enum ipng_flags {
 	IPNG_F_TX_STALL,
 	IPNG_F_QUIESCED,
 	IPNG_F_WATCHDOG,
+	IPNG_F_RUNNING,
+	IPNG_F_RECOVER,
 };
 
 /**
@@ -365,7 +378,9 @@ enum ipng_flags {
  * @coal: moderation settings of every channel (ethtool -C)
  * @chan_seq: readers of @chans and @retired retry across a change
  * @retired: counters of channels removed by ethtool -L
- * @stall_work: the stuck send queue detector, every second while open
+ * @stall_work: the channel watchdog: stuck send queues, QP errors and
+ *	failed restarts, every second while open (ipoib_chan.c)
+ * @fail_starts: fault knob (test builds): channel starts left to fail
  * @stats: per-CPU counters
  * @paths: path cache, struct ipng_path keyed by destination GID
  * @neighs: neighbour table, struct ipng_neigh keyed by QPN + GID
@@ -426,6 +441,7 @@ struct ipng_dev {
 	seqcount_t chan_seq;
 	struct ipng_chan_counters retired;
 	struct delayed_work stall_work;
+	atomic_t fail_starts;
 	struct ipng_pcpu_stats __percpu *stats;
 
 	struct rhashtable paths;
@@ -489,25 +505,39 @@ void ipng_dev_refresh(struct ipng_dev *ipd);
 void ipng_dev_set_bcast_mtu(struct ipng_dev *ipd, int mtu);
 void ipng_stats_read(struct ipng_dev *ipd, u64 c[IPNG_STAT_MAX]);
 
-/* ipoib_ud.c */
-extern const struct header_ops ipng_header_ops;
-void ipng_ud_send(struct ipng_dev *ipd, struct sk_buff *skb,
-		  struct ipng_ah *ah, u32 qpn);
-void ipng_too_big(struct ipng_dev *ipd, struct sk_buff *skb,
-		  unsigned int mtu);
-struct ipng_chan *ipng_tx_chan(struct ipng_dev *ipd, struct sk_buff *skb);
-void ipng_tx_maybe_stop(struct ipng_chan *c);
-void ipng_tx_wake(struct ipng_chan *c);
-void ipng_tx_wake_all(struct ipng_dev *ipd);
-int ipng_ud_rings_alloc(struct ipng_chan *c, u32 send_size, u32 recv_size);
-void ipng_ud_rings_free(struct ipng_chan *c);
-int ipng_ud_fill(struct ipng_chan *c);
-void ipng_ud_drain(struct ipng_chan *c);
-u32 ipng_tx_depth(struct ipng_chan *c);
+/* ipoib_tx.c: the transmit layer under UD and RC sends */
 struct sk_buff *ipng_take_slot(struct ipng_dev *ipd, struct ipng_slot *slot,
 			       enum dma_data_direction dir);
 int ipng_tx_map(struct ipng_dev *ipd, struct sk_buff *skb,
 		struct ipng_slot *slot, struct ib_sge *sge);
+struct ipng_chan *ipng_tx_chan(struct ipng_dev *ipd, struct sk_buff *skb);
+void ipng_tx_maybe_stop(struct ipng_chan *c);
+void ipng_tx_wake(struct ipng_chan *c);
+void ipng_tx_wake_all(struct ipng_dev *ipd);
+u32 ipng_tx_depth(struct ipng_chan *c);
+void ipng_too_big(struct ipng_dev *ipd, struct sk_buff *skb,
+		  unsigned int mtu);
+struct ipng_slot *ipng_tx_slot(struct ipng_chan *c);
+void ipng_tx_posted(struct ipng_chan *c);
+struct ipng_slot *ipng_tx_ring_alloc(u32 size);
+void ipng_tx_ring_set(struct ipng_chan *c, struct ipng_slot *slots, u32 size);
+void ipng_tx_ring_reset(struct ipng_chan *c);
+void ipng_tx_ring_drain(struct ipng_chan *c);
+
+/* ipoib_ud.c; the ring lookups are exported to KUnit */
+extern const struct header_ops ipng_header_ops;
+void ipng_ud_send(struct ipng_dev *ipd, struct sk_buff *skb,
+		  struct ipng_ah *ah, u32 qpn);
+struct ipng_slot *ipng_rx_slot(struct ipng_rx_ring *rx, struct ib_cqe *cqe);
+struct ipng_slot *ipng_rx_refill_next(struct ipng_rx_ring *rx);
+int ipng_ud_refill(struct ipng_chan *c, int max, gfp_t gfp);
+struct ipng_slot *ipng_rx_ring_alloc(u32 size);
+void ipng_rx_ring_set(struct ipng_chan *c, struct ipng_slot *slots, u32 size);
+u32 ipng_rx_buf_len(struct ipng_dev *ipd);
+int ipng_ud_rings_alloc(struct ipng_chan *c, u32 send_size, u32 recv_size);
+void ipng_ud_rings_free(struct ipng_chan *c);
+int ipng_ud_fill(struct ipng_chan *c);
+void ipng_ud_drain(struct ipng_chan *c);
 
 /* ipoib_chan.c: channels, their NAPI contexts and receive steering */
 extern unsigned int ipng_num_channels;
@@ -518,7 +548,10 @@ void ipng_chans_stop(struct ipng_dev *ipd);
 int ipng_chans_set(struct ipng_dev *ipd, unsigned int n, u32 tx_size,
 		   u32 rx_size, struct netlink_ext_ack *extack);
 void ipng_chans_set_coal(struct ipng_dev *ipd, const struct ipng_coal *c);
-void ipng_chans_recover(struct ipng_dev *ipd);
+int ipng_chans_recover(struct ipng_dev *ipd);
+void ipng_chans_error(struct ipng_dev *ipd, struct ipng_chan *c,
+		      const char *why);
+int ipng_chans_mtu_changed(struct ipng_dev *ipd);
 void ipng_dev_cq_event(struct ib_cq *cq, void *context);
 void ipng_chan_rx(struct ipng_chan *c, struct sk_buff *skb, int target);
 int ipng_poll_cq(struct ipng_chan *c, struct ib_cq *cq, int budget);
@@ -564,7 +597,51 @@ static inline void ipng_chan_stat_add(struct ipng_chan *c, u64_stats_t *cnt,
 	u64_stats_update_end(&c->stats.syncp);
 }
 
-/* ipoib_arp.c */
+/* ipoib_arp.c; the pure decisions are exported to KUnit */
+#define IPNG_PATH_QUEUE_LEN	8	/* packets waiting for resolution */
+#define IPNG_PATH_RETRY		HZ	/* a failed path is retried after */
+#define IPNG_PATH_TIMEOUT_MAX	86400	/* path_timeout upper bound, s */
+
+/**
+ * enum ipng_path_state - life of a path
+ * @IPNG_PATH_RESOLVING: resolution queued or running; packets wait
+ * @IPNG_PATH_VALID: the address handle is set and never changes again
+ * @IPNG_PATH_FAILED: resolution failed; packets are dropped until a retry
+ * @IPNG_PATH_DEAD: being removed: no packet is queued on it and its
+ *	resolution is never started again
+ */
+enum ipng_path_state {
+	IPNG_PATH_RESOLVING,
+	IPNG_PATH_VALID,
+	IPNG_PATH_FAILED,
+	IPNG_PATH_DEAD,
+};
+
+/**
+ * enum ipng_path_act - what happens to a packet on the slow path
+ * @IPNG_PATH_ACT_SEND: the path is valid: send with its handle
+ * @IPNG_PATH_ACT_QUEUE: wait for the resolution under way
+ * @IPNG_PATH_ACT_RETRY: resolve a failed path again, and wait for it
+ * @IPNG_PATH_ACT_DROP: failed recently: drop, counted as the path says
+ * @IPNG_PATH_ACT_DROP_FULL: resolve queue full: tx_drop_resolve_queue_full
+ * @IPNG_PATH_ACT_DROP_DEAD: path being removed: tx_drop_no_path
+ */
+enum ipng_path_act {
+	IPNG_PATH_ACT_SEND,
+	IPNG_PATH_ACT_QUEUE,
+	IPNG_PATH_ACT_RETRY,
+	IPNG_PATH_ACT_DROP,
+	IPNG_PATH_ACT_DROP_FULL,
+	IPNG_PATH_ACT_DROP_DEAD,
+};
+
+bool ipng_path_timeout_valid(unsigned int secs);
+unsigned long ipng_path_timeout_jiffies(void);
+enum ipng_path_act ipng_path_decide(enum ipng_path_state state,
+				    unsigned int qlen, unsigned long failed_at,
+				    unsigned long now);
+unsigned long ipng_path_last_used(struct ipng_dev *ipd,
+				  const union ib_gid *dgid);
 int ipng_paths_init(struct ipng_dev *ipd);
 void ipng_paths_cleanup(struct ipng_dev *ipd);
 void ipng_paths_flush(struct ipng_dev *ipd);

@@ -17,12 +17,11 @@
 #include <linux/module.h>
 #include <linux/rhashtable.h>
 #include <linux/skbuff.h>
+#include <kunit/visibility.h>
 
 #include "ipoib.h"
 #include "ipoib_trace.h"
 
-#define IPNG_PATH_QUEUE_LEN	8
-#define IPNG_PATH_RETRY		HZ
 #define IPNG_PATH_MAX		4096
 /* A fabric that says "not yet" (send-only join under way) is asked again
  * every IPNG_PATH_WAIT, up to IPNG_PATH_WAIT_TRIES times.
@@ -31,27 +30,99 @@
 #define IPNG_PATH_WAIT_TRIES	50
 
 unsigned int ipng_path_timeout = 300;
-module_param_named(path_timeout, ipng_path_timeout, uint, 0644);
-MODULE_PARM_DESC(path_timeout, "Seconds an unused path stays cached (default 300, min 1)");
 
 /**
- * enum ipng_path_state - life of a path
- * @IPNG_PATH_RESOLVING: resolution queued or running; packets wait
- * @IPNG_PATH_VALID: @ah is set and never changes again
- * @IPNG_PATH_FAILED: resolution failed; packets are dropped until a retry
+ * ipng_path_timeout_valid() - check a path_timeout value
+ * @secs: seconds
+ *
+ * Return: true from 1 s to a day (IPNG_PATH_TIMEOUT_MAX), where the
+ * timeout in jiffies cannot overflow.
  */
-enum ipng_path_state {
-	IPNG_PATH_RESOLVING,
-	IPNG_PATH_VALID,
-	IPNG_PATH_FAILED,
+bool ipng_path_timeout_valid(unsigned int secs)
+{
+	return secs >= 1 && secs <= IPNG_PATH_TIMEOUT_MAX;
+}
+EXPORT_SYMBOL_IF_KUNIT(ipng_path_timeout_valid);
+
+static int ipng_path_timeout_set(const char *val,
+				 const struct kernel_param *kp)
+{
+	unsigned int secs;
+	int err;
+
+	err = kstrtouint(val, 0, &secs);
+	if (err)
+		return err;
+	if (!ipng_path_timeout_valid(secs)) {
+		pr_err("%s: path_timeout=%u: need 1 to %u seconds\n", DRV_NAME,
+		       secs, IPNG_PATH_TIMEOUT_MAX);
+		return -EINVAL;
+	}
+	WRITE_ONCE(ipng_path_timeout, secs);
+	return 0;
+}
+
+static const struct kernel_param_ops ipng_path_timeout_ops = {
+	.set = ipng_path_timeout_set,
+	.get = param_get_uint,
 };
+
+module_param_cb(path_timeout, &ipng_path_timeout_ops, &ipng_path_timeout,
+		0644);
+MODULE_PARM_DESC(path_timeout, "Seconds an unused path stays cached (1-86400, default 300)");
+
+/**
+ * ipng_path_timeout_jiffies() - path_timeout in jiffies
+ *
+ * Return: the timeout, at least one second.
+ */
+unsigned long ipng_path_timeout_jiffies(void)
+{
+	return (unsigned long)max(READ_ONCE(ipng_path_timeout), 1U) * HZ;
+}
+
+/**
+ * ipng_path_decide() - what transmit does with a packet for a path that
+ *	has no address handle yet
+ * @state: the path's state, read under its lock
+ * @qlen: packets already waiting on it
+ * @failed_at: jiffies of its last failure
+ * @now: jiffies
+ *
+ * A path being removed (DEAD) takes no packet and starts no resolution:
+ * its resolution has been cancelled for good and its queue purged.
+ *
+ * Return: the action.
+ */
+enum ipng_path_act ipng_path_decide(enum ipng_path_state state,
+				    unsigned int qlen, unsigned long failed_at,
+				    unsigned long now)
+{
+	switch (state) {
+	case IPNG_PATH_VALID:
+		return IPNG_PATH_ACT_SEND;
+	case IPNG_PATH_DEAD:
+		return IPNG_PATH_ACT_DROP_DEAD;
+	case IPNG_PATH_FAILED:
+		if (time_after(now, failed_at + IPNG_PATH_RETRY))
+			return IPNG_PATH_ACT_RETRY;
+		return IPNG_PATH_ACT_DROP;
+	case IPNG_PATH_RESOLVING:
+	default:
+		if (qlen < IPNG_PATH_QUEUE_LEN)
+			return IPNG_PATH_ACT_QUEUE;
+		return IPNG_PATH_ACT_DROP_FULL;
+	}
+}
+EXPORT_SYMBOL_IF_KUNIT(ipng_path_decide);
 
 /**
  * struct ipng_path - how to reach one destination GID
  * @node: in &ipng_dev.paths
  * @dgid: destination GID (the key)
  * @ipd: owning interface
- * @lock: protects @state, @queue, @failed_at and @drop
+ * @lock: protects @state, @queue, @failed_at and @drop; removal marks the
+ *	path DEAD under it before anything else
  * @state: see enum ipng_path_state
  * @ah: set once, when the path becomes VALID (read under RCU)
  * @queue: packets waiting for resolution, link header still on
@@ -100,17 +171,26 @@ static void ipng_path_free_rcu(struct rcu_head *rcu)
 }
 
 /*
- * Unlink a path and free it after a grace period, once its resolution can
- * no longer run. Transmit may still hold it under RCU.
+ * Unlink a path and free it after a grace period. Transmit may still hold
+ * it under RCU, so it is marked DEAD first: from then on nothing queues a
+ * packet on it or its resolution again, and once the resolution is
+ * cancelled it can no longer run. Called by the walker holding
+ * paths_walk_lock, which is the only remover.
  */
 static void ipng_path_remove(struct ipng_path *path)
 {
 	struct ipng_dev *ipd = path->ipd;
 
+	lockdep_assert_held(&ipd->paths_walk_lock);
+	spin_lock_bh(&path->lock);
+	path->state = IPNG_PATH_DEAD;
+	spin_unlock_bh(&path->lock);
 	cancel_delayed_work_sync(&path->resolve_work);
 	if (rhashtable_remove_fast(&ipd->paths, &path->node, ipng_path_params))
 		return;
-	skb_queue_purge(&path->queue);
+	spin_lock_bh(&path->lock);
+	__skb_queue_purge(&path->queue);
+	spin_unlock_bh(&path->lock);
 	call_rcu(&path->rcu, ipng_path_free_rcu);
 }
 
@@ -128,8 +208,12 @@ static void ipng_path_resolve_work(struct work_struct *work)
 
 	err = ipd->fabric->resolve_path(ipd, &path->dgid, &attr);
 	if (err == -EAGAIN && ++path->tries < IPNG_PATH_WAIT_TRIES) {
-		queue_delayed_work(ipng_wq, &path->resolve_work,
-				   IPNG_PATH_WAIT);
+		/* Not again on a path being removed (it waits for us). */
+		spin_lock_bh(&path->lock);
+		if (path->state != IPNG_PATH_DEAD)
+			queue_delayed_work(ipng_wq, &path->resolve_work,
+					   IPNG_PATH_WAIT);
+		spin_unlock_bh(&path->lock);
 		return;
 	}
 	path->tries = 0;
@@ -147,6 +231,13 @@ static void ipng_path_resolve_work(struct work_struct *work)
 
 	__skb_queue_head_init(&ready);
 	spin_lock_bh(&path->lock);
+	if (path->state == IPNG_PATH_DEAD) {
+		/* Removal purges the queue; the handle is not needed. */
+		spin_unlock_bh(&path->lock);
+		if (!IS_ERR(ah))
+			ipng_ah_put(ah);
+		return;
+	}
 	if (IS_ERR(ah)) {
 		path->state = IPNG_PATH_FAILED;
 		path->failed_at = jiffies;
@@ -216,26 +307,29 @@ static struct ipng_ah *ipng_path_wait(struct ipng_path *path,
 	enum ipng_stat drop;
 
 	spin_lock(&path->lock);
-	if (path->state == IPNG_PATH_FAILED &&
-	    time_after(jiffies, path->failed_at + IPNG_PATH_RETRY)) {
+	switch (ipng_path_decide(path->state, skb_queue_len(&path->queue),
+				 path->failed_at, jiffies)) {
+	case IPNG_PATH_ACT_SEND:
+		spin_unlock(&path->lock);
+		return rcu_dereference(path->ah);
+	case IPNG_PATH_ACT_RETRY:
 		path->state = IPNG_PATH_RESOLVING;
 		trace_path_resolve_start(ipd->ndev, &path->dgid);
 		queue_delayed_work(ipng_wq, &path->resolve_work, 0);
-	}
-	switch (path->state) {
-	case IPNG_PATH_VALID:
+		fallthrough;
+	case IPNG_PATH_ACT_QUEUE:
+		__skb_queue_tail(&path->queue, skb);
 		spin_unlock(&path->lock);
-		return rcu_dereference(path->ah);
-	case IPNG_PATH_FAILED:
+		return NULL;
+	case IPNG_PATH_ACT_DROP:
 		drop = path->drop;
 		break;
-	default:
-		if (skb_queue_len(&path->queue) < IPNG_PATH_QUEUE_LEN) {
-			__skb_queue_tail(&path->queue, skb);
-			spin_unlock(&path->lock);
-			return NULL;
-		}
+	case IPNG_PATH_ACT_DROP_FULL:
 		drop = IPNG_STAT_TX_DROP_QUEUE_FULL;
+		break;
+	case IPNG_PATH_ACT_DROP_DEAD:
+	default:
+		drop = IPNG_STAT_TX_DROP_NO_PATH;
 		break;
 	}
 	spin_unlock(&path->lock);
@@ -331,11 +425,34 @@ void ipng_path_touch(struct ipng_dev *ipd, const union ib_gid *dgid,
 	rcu_read_unlock();
 }
 
+/**
+ * ipng_path_last_used() - when a destination was last sent to
+ * @ipd: interface
+ * @dgid: the destination (a multicast GID for send-only groups)
+ *
+ * Transmit through a neighbour entry reaches the path through the aging
+ * walk (ipng_path_touch()), so this lags by up to a second.
+ *
+ * Return: jiffies of the last use, or 0 when there is no such path.
+ */
+unsigned long ipng_path_last_used(struct ipng_dev *ipd,
+				  const union ib_gid *dgid)
+{
+	struct ipng_path *path;
+	unsigned long used = 0;
+
+	rcu_read_lock();
+	path = rhashtable_lookup(&ipd->paths, dgid, ipng_path_params);
+	if (path && READ_ONCE(path->state) == IPNG_PATH_VALID)
+		used = READ_ONCE(path->last_used);
+	rcu_read_unlock();
+	return used;
+}
+
 static bool ipng_path_idle(struct ipng_path *path)
 {
-	unsigned long timeout = max(ipng_path_timeout, 1U) * HZ;
-
-	return time_after(jiffies, READ_ONCE(path->last_used) + timeout);
+	return time_after(jiffies, READ_ONCE(path->last_used) +
+			  ipng_path_timeout_jiffies());
 }
 
 static bool ipng_path_any(struct ipng_path *path)
@@ -382,7 +499,6 @@ int ipng_paths_init(struct ipng_dev *ipd)
 	err = rhashtable_init(&ipd->paths, &ipng_path_params);
 	if (err)
 		return err;
-	mutex_init(&ipd->paths_walk_lock);
 	INIT_DELAYED_WORK(&ipd->path_gc, ipng_path_gc);
 	return 0;
 }
@@ -459,6 +575,7 @@ static const char * const ipng_path_state_names[] = {
 	[IPNG_PATH_RESOLVING]	= "resolving",
 	[IPNG_PATH_VALID]	= "valid",
 	[IPNG_PATH_FAILED]	= "failed",
+	[IPNG_PATH_DEAD]	= "dead",
 };
 
 /* One line: GID, state, idle seconds, queued packets, address vector. */

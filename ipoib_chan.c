@@ -10,7 +10,12 @@
  * channel's CPU, as RPS does.
  *
  * Also here: live changes of the channel count and ring sizes (ethtool -L
- * and -G), and the stuck send queue detector that resets the channels.
+ * and -G), and the one recovery path of the UD datapath: a QP or CQ async
+ * event, an error or flush completion outside our own resets, a failed
+ * repost (ipng_chans_error()), the netdev watchdog and the stuck send queue
+ * detector all end in the channel watchdog (ipng_stall_work()), which
+ * resets the channels under RTNL. A reset that fails leaves the channels
+ * halted with carrier off and is tried again every second.
  */
 #include <linux/cpumask.h>
 #include <linux/moduleparam.h>
@@ -26,6 +31,7 @@ unsigned int ipng_num_channels;
 module_param_named(num_channels, ipng_num_channels, uint, 0444);
 MODULE_PARM_DESC(num_channels, "channels per interface at creation, 0: as many as completion vectors and CPUs allow (default 0, at most 16)");
 
+/* Any context: a QP that left RTS, or whose CQ broke, needs a reset. */
 static void ipng_chan_qp_event(struct ib_event *event, void *context)
 {
 	struct ipng_chan *c = context;
@@ -33,6 +39,25 @@ static void ipng_chan_qp_event(struct ib_event *event, void *context)
 	netdev_err(c->ipd->ndev, "channel %u: UD QP %u: async event %s (%d)\n",
 		   c->index, event->element.qp->qp_num,
 		   ib_event_msg(event->event), event->event);
+	switch (event->event) {
+	case IB_EVENT_QP_FATAL:
+	case IB_EVENT_QP_REQ_ERR:
+	case IB_EVENT_QP_ACCESS_ERR:
+		ipng_chans_error(c->ipd, c, "QP error event");
+		break;
+	default:
+		break;
+	}
+}
+
+static void ipng_chan_cq_async(struct ib_event *event, void *context)
+{
+	struct ipng_chan *c = context;
+
+	netdev_err(c->ipd->ndev, "channel %u: CQ async event %s (%d)\n",
+		   c->index, ib_event_msg(event->event), event->event);
+	if (event->event == IB_EVENT_CQ_ERR)
+		ipng_chans_error(c->ipd, c, "CQ error event");
 }
 
 static void ipng_chan_cq_event(struct ib_cq *cq, void *context)
@@ -106,7 +131,7 @@ static void ipng_chan_csd(void *data)
 
 	napi_schedule(&c->napi);
 	/*
-	 * Last touch of @c: ipng_chan_halt() waits for the bit before the
+	 * Last touch of @c: ipng_chan_quiesce() waits for the bit before the
 	 * channel may be freed. A packet queued while the bit was still set
 	 * was queued before this poll can run (it runs once this IPI
 	 * returns, or again if it was running: NAPI notes the miss).
@@ -233,6 +258,11 @@ static int ipng_chan_poll(struct napi_struct *napi, int budget)
 		rx += ipng_chan_backlog(c, budget - rx);
 	if (c->steered)
 		ipng_chan_kick_steered(c);
+	/* Receive slots a repost or the first fill left empty. */
+	if (unlikely(c->rx.posted < c->rx.size) &&
+	    test_bit(IPNG_F_OPEN, &ipd->flags) &&
+	    !test_bit(IPNG_F_QUIESCED, &ipd->flags))
+		ipng_ud_refill(c, IPNG_WC_BATCH, GFP_ATOMIC);
 	ipng_chan_stat_add(c, &c->stats.polls, 1);
 	/* Feeds DIM where a direction is adaptive; a no-op otherwise. */
 	ipng_chan_dim_sample(c);
@@ -256,13 +286,15 @@ static int ipng_chan_create_cqs(struct ipng_chan *c)
 		.comp_vector	= c->index % ipd->ca->num_comp_vectors,
 	};
 
-	c->send_cq = ib_create_cq(ipd->ca, ipng_chan_cq_event, NULL, c, &attr);
+	c->send_cq = ib_create_cq(ipd->ca, ipng_chan_cq_event,
+				  ipng_chan_cq_async, c, &attr);
 	if (IS_ERR(c->send_cq))
 		return PTR_ERR(c->send_cq);
 	if (c->index)
 		return 0;
 	attr.cqe = ipd->rx_ring_max;
-	c->recv_cq = ib_create_cq(ipd->ca, ipng_chan_cq_event, NULL, c, &attr);
+	c->recv_cq = ib_create_cq(ipd->ca, ipng_chan_cq_event,
+				  ipng_chan_cq_async, c, &attr);
 	if (IS_ERR(c->recv_cq)) {
 		ib_destroy_cq(c->send_cq);
 		return PTR_ERR(c->recv_cq);
@@ -482,19 +514,24 @@ static void ipng_chan_start(struct ipng_chan *c)
 	napi_schedule(&c->napi);
 }
 
-/*
- * Stop a channel whose QP is in RESET: no NAPI, no moderation timer, no
- * pending kick, CQs and backlog emptied, buffers freed. @cm: also empty
- * the connected-mode CQs (channel 0, after connected mode stopped).
- */
-static void ipng_chan_halt(struct ipng_chan *c, bool cm)
+/* No NAPI, no moderation timer, no pending kick: once per start. */
+static void ipng_chan_quiesce(struct ipng_chan *c)
 {
-	struct ipng_dev *ipd = c->ipd;
-
 	napi_disable(&c->napi);
 	ipng_moder_stop(&c->moder);
 	while (test_bit(0, &c->kick_pending))
 		cpu_relax();
+}
+
+/*
+ * Empty a quiesced channel whose QP is in RESET: CQs and backlog emptied,
+ * buffers freed; safe to repeat. @cm: also empty the connected-mode CQs
+ * (channel 0, after connected mode stopped).
+ */
+static void ipng_chan_empty(struct ipng_chan *c, bool cm)
+{
+	struct ipng_dev *ipd = c->ipd;
+
 	while (ib_poll_cq(c->send_cq, IPNG_WC_BATCH, c->wcs) > 0)
 		;
 	if (c->recv_cq)
@@ -540,6 +577,10 @@ static int ipng_chans_start(struct ipng_dev *ipd)
 	unsigned int i;
 	int err;
 
+	ASSERT_RTNL();
+	if (WARN_ON_ONCE(test_bit(IPNG_F_RUNNING, &ipd->flags)))
+		return -EBUSY;
+
 	for (i = 0; i < ipd->nchans; i++) {
 		err = ipng_ib_qp_to_rts(ipd, ipng_chan(ipd, i)->qp);
 		if (err)
@@ -548,30 +589,48 @@ static int ipng_chans_start(struct ipng_dev *ipd)
 	for (i = 0; i < ipd->nchans; i++) {
 		err = ipng_ud_fill(ipng_chan(ipd, i));
 		if (err)
-			goto err_drain;
+			goto err_reset;
+	}
+	/* Fault knob fail_start: the last step fails, all of it unwinds. */
+	if (IS_ENABLED(CONFIG_INFINIBAND_IPOIB_NG_FAULT_KNOBS) &&
+	    atomic_add_unless(&ipd->fail_starts, -1, 0)) {
+		err = -EIO;
+		goto err_reset;
 	}
 	for (i = 0; i < ipd->nchans; i++)
 		ipng_chan_start(ipng_chan(ipd, i));
+	set_bit(IPNG_F_RUNNING, &ipd->flags);
 	return 0;
 
-err_drain:
+err_reset:
+	/* No NAPI ran: flushed receives are still in the CQ, and must not
+	 * be taken for completions of the next start's buffers.
+	 */
 	ipng_chans_reset(ipd);
 	for (i = 0; i < ipd->nchans; i++)
-		ipng_ud_drain(ipng_chan(ipd, i));
-	return err;
-err_reset:
-	ipng_chans_reset(ipd);
+		ipng_chan_empty(ipng_chan(ipd, i), false);
 	return err;
 }
 
-/* Stop every channel: QPs to RESET, NAPI off, buffers freed. */
+/*
+ * Stop every channel: QPs to RESET, NAPI off, buffers freed. Channels that
+ * a failed start left halted are not quiesced again (a second
+ * napi_disable() would wait forever with RTNL held), only emptied.
+ */
 static void ipng_chans_halt(struct ipng_dev *ipd, bool cm)
 {
+	bool running;
 	unsigned int i;
 
-	ipng_chans_reset(ipd);
-	for (i = 0; i < ipd->nchans; i++)
-		ipng_chan_halt(ipng_chan(ipd, i), cm);
+	ASSERT_RTNL();
+	running = test_and_clear_bit(IPNG_F_RUNNING, &ipd->flags);
+	if (running)
+		ipng_chans_reset(ipd);
+	for (i = 0; i < ipd->nchans; i++) {
+		if (running)
+			ipng_chan_quiesce(ipng_chan(ipd, i));
+		ipng_chan_empty(ipng_chan(ipd, i), cm);
+	}
 }
 
 /**
@@ -603,35 +662,48 @@ void ipng_chans_stop(struct ipng_dev *ipd)
 	cancel_delayed_work_sync(&ipd->stall_work);
 	ipng_chans_halt(ipd, true);
 	clear_bit(IPNG_F_TX_STALL, &ipd->flags);
+	clear_bit(IPNG_F_RECOVER, &ipd->flags);
+	clear_bit(IPNG_F_WATCHDOG, &ipd->flags);
 }
 
 /*
  * Stop and restart the UD datapath of an open interface around @change,
  * with every transmit queue stopped. Connected mode keeps running: its
- * CQs are polled again once channel 0 restarts.
+ * CQs are polled again once channel 0 restarts. If the restart fails the
+ * channels stay halted, carrier goes off, the queues stay stopped and the
+ * channel watchdog tries again; @change has been applied either way.
  */
 static int ipng_chans_restart(struct ipng_dev *ipd,
 			      void (*change)(struct ipng_dev *ipd, void *arg),
 			      void *arg)
 {
 	bool open = test_bit(IPNG_F_OPEN, &ipd->flags);
+	bool was_running = test_bit(IPNG_F_RUNNING, &ipd->flags);
 	int err = 0;
 
+	ASSERT_RTNL();
 	if (open) {
 		set_bit(IPNG_F_QUIESCED, &ipd->flags);
 		netif_tx_disable(ipd->ndev);
 		ipng_chans_halt(ipd, false);
 	}
 	change(ipd, arg);
-	if (open) {
-		err = ipng_chans_start(ipd);
-		if (err)
-			netdev_err(ipd->ndev, "cannot restart the channels: %d\n",
+	if (!open)
+		return 0;
+	err = ipng_chans_start(ipd);
+	clear_bit(IPNG_F_QUIESCED, &ipd->flags);
+	if (err) {
+		if (net_ratelimit())
+			netdev_err(ipd->ndev, "cannot restart the channels: %d; trying again\n",
 				   err);
-		clear_bit(IPNG_F_QUIESCED, &ipd->flags);
-		netif_tx_wake_all_queues(ipd->ndev);
+		netif_carrier_off(ipd->ndev);
+		return err;
 	}
-	return err;
+	netif_tx_wake_all_queues(ipd->ndev);
+	/* Carrier goes back on as the port says. */
+	if (!was_running)
+		ipng_dev_refresh(ipd);
+	return 0;
 }
 
 /**
@@ -661,9 +733,9 @@ static void ipng_chans_free_change(struct ipng_chans_change *ch)
 	for (i = 0; i < IPNG_MAX_CHANNELS; i++) {
 		if (ch->fresh[i])
 			ipng_chan_destroy(ch->fresh[i]);
-		kfree(ch->tx_slots[i]);
+		kvfree(ch->tx_slots[i]);
 	}
-	kfree(ch->rx_slots);
+	kvfree(ch->rx_slots);
 }
 
 /* Everything the change needs, made before the datapath stops. */
@@ -681,16 +753,13 @@ static int ipng_chans_prepare(struct ipng_dev *ipd,
 	}
 	if (ch->tx_size != ipd->tx_ring_size) {
 		for (i = 0; i < kept; i++) {
-			ch->tx_slots[i] = kcalloc(ch->tx_size,
-						  sizeof(struct ipng_slot),
-						  GFP_KERNEL);
+			ch->tx_slots[i] = ipng_tx_ring_alloc(ch->tx_size);
 			if (!ch->tx_slots[i])
 				return -ENOMEM;
 		}
 	}
 	if (ch->rx_size != ipd->rx_ring_size) {
-		ch->rx_slots = kcalloc(ch->rx_size, sizeof(struct ipng_slot),
-				       GFP_KERNEL);
+		ch->rx_slots = ipng_rx_ring_alloc(ch->rx_size);
 		if (!ch->rx_slots)
 			return -ENOMEM;
 	}
@@ -708,15 +777,11 @@ static void ipng_chans_apply(struct ipng_dev *ipd, void *arg)
 	for (i = 0; i < min(ch->n, old); i++) {
 		c = ipng_chan(ipd, i);
 		if (ch->tx_slots[i]) {
-			kfree(c->tx.slots);
-			c->tx.slots = ch->tx_slots[i];
-			c->tx.size = ch->tx_size;
+			ipng_tx_ring_set(c, ch->tx_slots[i], ch->tx_size);
 			ch->tx_slots[i] = NULL;
 		}
 		if (!i && ch->rx_slots) {
-			kfree(c->rx.slots);
-			c->rx.slots = ch->rx_slots;
-			c->rx.size = ch->rx_size;
+			ipng_rx_ring_set(c, ch->rx_slots, ch->rx_size);
 			ch->rx_slots = NULL;
 		}
 	}
@@ -834,15 +899,64 @@ static void ipng_chans_nop(struct ipng_dev *ipd, void *arg)
  * ipng_chans_recover() - reset every channel of an open interface
  * @ipd: interface; RTNL held
  *
- * Counted in tx_timeouts. What was in flight on the UD rings is lost.
+ * Counted in recoveries. What was in flight on the UD rings is lost.
+ *
+ * Return: 0, or the error of the restart (then tried again later).
  */
-void ipng_chans_recover(struct ipng_dev *ipd)
+int ipng_chans_recover(struct ipng_dev *ipd)
 {
 	ASSERT_RTNL();
 	if (!test_bit(IPNG_F_OPEN, &ipd->flags))
+		return 0;
+	ipng_stat_add_bh(ipd->stats, IPNG_STAT_RECOVERIES, 1);
+	return ipng_chans_restart(ipd, ipng_chans_nop, NULL);
+}
+
+/**
+ * ipng_chans_error() - a UD QP or CQ of the interface failed
+ * @ipd: interface
+ * @c: the channel it was seen on
+ * @why: what was seen, for the log
+ *
+ * Any context. Errors seen while the interface stops or resets its own
+ * channels are expected (flushes) and ignored; any other asks the channel
+ * watchdog for one reset, however many errors arrive before it runs.
+ */
+void ipng_chans_error(struct ipng_dev *ipd, struct ipng_chan *c,
+		      const char *why)
+{
+	if (!test_bit(IPNG_F_OPEN, &ipd->flags) ||
+	    test_bit(IPNG_F_QUIESCED, &ipd->flags) ||
+	    test_and_set_bit(IPNG_F_RECOVER, &ipd->flags))
 		return;
-	ipng_stat_add_bh(ipd->stats, IPNG_STAT_TX_TIMEOUT, 1);
-	ipng_chans_restart(ipd, ipng_chans_nop, NULL);
+	netdev_warn(ipd->ndev, "channel %u: %s, resetting the channels\n",
+		    c->index, why);
+	mod_delayed_work(ipng_wq, &ipd->stall_work, 0);
+}
+
+/**
+ * ipng_chans_mtu_changed() - the datagram MTU moved: resize receive buffers
+ * @ipd: interface; RTNL held
+ *
+ * Buffers posted for a smaller MTU would drop full-size datagrams, so an
+ * open interface whose buffers are too small resets its channels, which
+ * posts buffers of the new size. Larger buffers than needed are kept.
+ *
+ * Return: 0 or the error of the restart.
+ */
+int ipng_chans_mtu_changed(struct ipng_dev *ipd)
+{
+	struct ipng_chan *c0;
+
+	ASSERT_RTNL();
+	if (!test_bit(IPNG_F_OPEN, &ipd->flags) || !ipd->nchans)
+		return 0;
+	c0 = ipng_chan0(ipd);
+	if (c0->rx.buf_len >= ipng_rx_buf_len(ipd))
+		return 0;
+	netdev_info(ipd->ndev, "receive buffers grow from %u to %u bytes\n",
+		    c0->rx.buf_len, ipng_rx_buf_len(ipd));
+	return ipng_chans_restart(ipd, ipng_chans_nop, NULL);
 }
 
 /* True if a channel's send ring has work that did not move for a while. */
@@ -867,6 +981,8 @@ static void ipng_stall_work(struct work_struct *work)
 	unsigned int i;
 	int stuck = -1;
 
+	bool error, watchdog, halted;
+
 	/* ndo_stop cancels this work with RTNL held. */
 	if (!rtnl_trylock()) {
 		queue_delayed_work(ipng_wq, &ipd->stall_work, HZ / 10);
@@ -874,13 +990,21 @@ static void ipng_stall_work(struct work_struct *work)
 	}
 	if (!test_bit(IPNG_F_OPEN, &ipd->flags))
 		goto out;
-	for (i = 0; i < ipd->nchans; i++)
+	/* A failed reset left the channels halted: try again. */
+	halted = !test_bit(IPNG_F_RUNNING, &ipd->flags);
+	for (i = 0; i < ipd->nchans && !halted; i++)
 		if (ipng_chan_stuck(ipng_chan(ipd, i)) && stuck < 0)
 			stuck = i;
 	if (stuck >= 0)
 		netdev_warn(ipd->ndev, "send queue of channel %d made no progress for %u ms, resetting the channels\n",
 			    stuck, jiffies_to_msecs(IPNG_STALL_TIMEOUT));
-	if (test_and_clear_bit(IPNG_F_WATCHDOG, &ipd->flags) || stuck >= 0)
+	error = test_and_clear_bit(IPNG_F_RECOVER, &ipd->flags);
+	watchdog = test_and_clear_bit(IPNG_F_WATCHDOG, &ipd->flags);
+	if (error)
+		ipng_stat_add_bh(ipd->stats, IPNG_STAT_QP_ERRORS, 1);
+	if (watchdog || stuck >= 0)
+		ipng_stat_add_bh(ipd->stats, IPNG_STAT_TX_TIMEOUT, 1);
+	if (error || watchdog || halted || stuck >= 0)
 		ipng_chans_recover(ipd);
 	queue_delayed_work(ipng_wq, &ipd->stall_work, IPNG_STALL_PERIOD);
 out:

@@ -57,8 +57,8 @@ static bool ipng_roce_carried_by(struct ipng_dev *ipd, struct net_device *ndev)
 	return ca == ipd->ca;
 }
 
-/* ifindex of the Ethernet device under our address GID, or 0. */
-static int ipng_roce_lower_ifindex(struct ipng_dev *ipd);
+/* The Ethernet device under our address GID, held, or NULL. */
+static struct net_device *ipng_roce_lower_get(struct ipng_dev *ipd);
 
 /*
  * MAC of an IP neighbour of the Ethernet device under the port: known and
@@ -72,7 +72,7 @@ static int ipng_roce_neigh_mac(struct ipng_dev *ipd, struct neigh_table *tbl,
 	struct neighbour *n;
 	int err = -EAGAIN;
 
-	lower = dev_get_by_index(&init_net, ipng_roce_lower_ifindex(ipd));
+	lower = ipng_roce_lower_get(ipd);
 	if (!lower)
 		return -ENODEV;
 	n = __neigh_lookup(tbl, ip, lower, true);
@@ -186,54 +186,62 @@ static int ipng_roce_cm_path(struct ipng_dev *ipd, const union ib_gid *dgid,
 	return 0;
 }
 
-/* ifindex of the Ethernet device under our address GID, or 0. */
-static int ipng_roce_lower_ifindex(struct ipng_dev *ipd)
+/*
+ * The GID entry names its own network device, in whatever namespace that
+ * device lives (a RoCE device need not be in the initial one), so no
+ * lookup by index is needed.
+ */
+static struct net_device *ipng_roce_lower_get(struct ipng_dev *ipd)
 {
 	const struct ib_gid_attr *attr;
 	struct net_device *lower;
-	int ifindex = 0;
 
 	attr = rdma_get_gid_attr(ipd->ca, ipd->port,
 				 ipng_roce_addr_gid_index(ipd));
 	if (IS_ERR(attr))
-		return 0;
+		return NULL;
 	rcu_read_lock();
 	lower = rdma_read_gid_attr_ndev_rcu(attr);
-	if (!IS_ERR(lower))
-		ifindex = lower->ifindex;
+	if (IS_ERR(lower))
+		lower = NULL;
+	else
+		dev_hold(lower);
 	rcu_read_unlock();
 	rdma_put_gid_attr(attr);
-	return ifindex;
+	return lower;
 }
 
 /*
  * Attaching the QP only makes the adapter accept the group's MAC; the IP
  * stack under RoCE v2 also has to be a member of the group (the MGID is
  * an IPv6 multicast address) or it drops the UDP datagrams. That needs
- * RTNL. The lower device's ifindex is kept in @m->priv for the leave.
- * Sending needs no membership on RoCE, so only full joins come here.
+ * RTNL. The lower device's ifindex is kept in @m->priv for the leave,
+ * which drops the membership only if the GID still sits on that device (a
+ * device that went away took its memberships with it). Sending needs no
+ * membership on RoCE, so only full joins come here.
  */
 static int ipng_roce_mcast_join(struct ipng_dev *ipd,
 				struct ipng_mcast_member *m)
 {
 	struct net_device *lower;
-	int ifindex, err;
+	int err;
 
 	err = ib_attach_mcast(ipd->qp, &m->mgid, 0);
 	if (err)
 		return err;
-	ifindex = ipng_roce_lower_ifindex(ipd);
+	m->priv = NULL;
+	lower = ipng_roce_lower_get(ipd);
+	if (!lower)
+		return 0;
 	rtnl_lock();
-	lower = __dev_get_by_index(&init_net, ifindex);
-	if (lower)
-		err = ipv6_dev_mc_inc(lower, (const struct in6_addr *)m->mgid.raw);
+	err = ipv6_dev_mc_inc(lower, (const struct in6_addr *)m->mgid.raw);
 	rtnl_unlock();
-	if (err) {
+	if (!err)
+		m->priv = (void *)(long)lower->ifindex;
+	dev_put(lower);
+	if (err)
 		ib_detach_mcast(ipd->qp, &m->mgid, 0);
-		return err;
-	}
-	m->priv = (void *)(long)(lower ? ifindex : 0);
-	return 0;
+	return err;
 }
 
 static void ipng_roce_mcast_leave(struct ipng_dev *ipd,
@@ -242,13 +250,14 @@ static void ipng_roce_mcast_leave(struct ipng_dev *ipd,
 	int ifindex = (long)m->priv;
 	struct net_device *lower;
 
-	if (ifindex) {
+	lower = ifindex ? ipng_roce_lower_get(ipd) : NULL;
+	if (lower) {
 		rtnl_lock();
-		lower = __dev_get_by_index(&init_net, ifindex);
-		if (lower)
+		if (lower->ifindex == ifindex)
 			ipv6_dev_mc_dec(lower,
 					(const struct in6_addr *)m->mgid.raw);
 		rtnl_unlock();
+		dev_put(lower);
 	}
 	ib_detach_mcast(ipd->qp, &m->mgid, 0);
 }

@@ -2,7 +2,8 @@
 /*
  * Observability files: /proc/net/ipoib/<if>/stats in the interface's
  * network namespace and <debugfs>/ipoib_ng/<if>/ (the dumps
- * ipng_debugfs_files[] lists, and the tx_stall fault injection switch).
+ * ipng_debugfs_files[] lists, and in test builds the tx_stall, qp_error
+ * and fail_start fault knobs).
  *
  * A netdevice notifier creates an interface's entries when it appears in a
  * namespace (registration, or arrival after a namespace move) and removes
@@ -20,6 +21,7 @@
 #include <linux/netdevice.h>
 #include <linux/proc_fs.h>
 #include <linux/rtnetlink.h>
+#include <linux/sched/signal.h>
 #include <linux/seq_file.h>
 #include <linux/slab.h>
 #include <net/net_namespace.h>
@@ -254,6 +256,69 @@ DEFINE_DEBUGFS_ATTRIBUTE(ipng_tx_stall_fops, ipng_tx_stall_get,
 			 ipng_tx_stall_set, "%llu\n");
 
 /*
+ * qp_error (fault injection): writing N moves channel N's UD QP to ERROR
+ * behind the driver's back, as a device fault would; the flushed work
+ * requests must bring the channels through recovery. Reads the number of
+ * recoveries so far. RTNL is only tried: removal of this file waits for
+ * writers and runs under RTNL.
+ */
+static int ipng_qp_error_get(void *data, u64 *val)
+{
+	struct ipng_dev *ipd = data;
+	u64 c[IPNG_STAT_MAX];
+
+	ipng_stats_read(ipd, c);
+	*val = c[IPNG_STAT_RECOVERIES];
+	return 0;
+}
+
+static int ipng_qp_error_set(void *data, u64 val)
+{
+	struct ipng_dev *ipd = data;
+	int err = 0;
+
+	if (!rtnl_trylock())
+		return restart_syscall();
+	if (!test_bit(IPNG_F_RUNNING, &ipd->flags))
+		err = -ENETDOWN;
+	else if (val >= ipd->nchans)
+		err = -EINVAL;
+	else
+		ipng_ib_qp_error(ipd, ipng_chan(ipd, val)->qp);
+	rtnl_unlock();
+	return err;
+}
+
+DEFINE_DEBUGFS_ATTRIBUTE(ipng_qp_error_fops, ipng_qp_error_get,
+			 ipng_qp_error_set, "%llu\n");
+
+/*
+ * fail_start (fault injection): the next N starts of the channels (open,
+ * ethtool -L/-G, recovery) fail with -EIO after every step succeeded, so
+ * the whole unwind runs; reads how many are left.
+ */
+static int ipng_fail_start_get(void *data, u64 *val)
+{
+	struct ipng_dev *ipd = data;
+
+	*val = atomic_read(&ipd->fail_starts);
+	return 0;
+}
+
+static int ipng_fail_start_set(void *data, u64 val)
+{
+	struct ipng_dev *ipd = data;
+
+	if (val > 100)
+		return -EINVAL;
+	atomic_set(&ipd->fail_starts, val);
+	return 0;
+}
+
+DEFINE_DEBUGFS_ATTRIBUTE(ipng_fail_start_fops, ipng_fail_start_get,
+			 ipng_fail_start_set, "%llu\n");
+
+/*
  * debugfs is one tree for all namespaces: an interface whose name is
  * taken there (by one of the same name in another namespace) gets the
  * directory "<name>@<namespace inode number>" instead.
@@ -282,8 +347,14 @@ static void ipng_fs_debugfs_add(struct ipng_dev *ipd, struct ipng_fs_dev *fs)
 				    fs->debugfs, &fs->files[i],
 				    &ipng_debugfs_fops);
 	}
+	if (!IS_ENABLED(CONFIG_INFINIBAND_IPOIB_NG_FAULT_KNOBS))
+		return;
 	debugfs_create_file_unsafe("tx_stall", 0600, fs->debugfs, ipd,
 				   &ipng_tx_stall_fops);
+	debugfs_create_file_unsafe("qp_error", 0600, fs->debugfs, ipd,
+				   &ipng_qp_error_fops);
+	debugfs_create_file_unsafe("fail_start", 0600, fs->debugfs, ipd,
+				   &ipng_fail_start_fops);
 }
 
 /* ---- following the interface ---- */

@@ -182,7 +182,8 @@ int ipng_ib_set_qkey(struct ipng_dev *ipd, u32 qkey)
 	int err = 0;
 
 	rtnl_lock();
-	if (test_bit(IPNG_F_OPEN, &ipd->flags))
+	/* Halted channels take the Q_Key when they start again. */
+	if (test_bit(IPNG_F_RUNNING, &ipd->flags))
 		err = ib_modify_qp(ipd->qp, &attr, IB_QP_QKEY);
 	if (!err)
 		WRITE_ONCE(ipd->qkey, qkey);

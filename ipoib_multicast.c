@@ -123,6 +123,7 @@ static void ipng_mc_set_state(struct ipng_mcast *mc,
 			      struct ipng_mcast_group *grp,
 			      enum ipng_mc_state state)
 {
+	lockdep_assert_held(&mc->lock);
 	if (grp->state != state)
 		trace_mcast_state(mc->ndev, &grp->m.mgid, grp->m.join,
 				  grp->state, state, grp->error);
@@ -132,6 +133,7 @@ static void ipng_mc_set_state(struct ipng_mcast *mc,
 /* Tell the owner a pass is needed; under mc->lock. */
 static void ipng_mc_kick(struct ipng_mcast *mc)
 {
+	lockdep_assert_held(&mc->lock);
 	if (!mc->dead && mc->ops->kick)
 		mc->ops->kick(mc->ctx);
 }
@@ -326,10 +328,17 @@ static enum ipng_mc_join ipng_mc_goal(struct ipng_mcast *mc,
 				      struct ipng_mcast_group *grp,
 				      unsigned long now)
 {
+	lockdep_assert_held(&mc->lock);
 	if (!mc->running)
 		return IPNG_MC_NONE;
 	if (grp->want_full)
 		return IPNG_MC_FULL;
+	if (grp->want_send && mc->ops->last_used) {
+		unsigned long used = mc->ops->last_used(mc->ctx, &grp->m.mgid);
+
+		if (used && time_after(used, grp->last_send))
+			grp->last_send = used;
+	}
 	if (grp->want_send &&
 	    time_after(now, grp->last_send + mc->sendonly_timeout))
 		grp->want_send = false;
@@ -379,6 +388,7 @@ static enum ipng_mc_action ipng_mc_next(struct ipng_mcast *mc,
 static void ipng_mc_joined(struct ipng_mcast *mc, struct ipng_mcast_group *grp,
 			   enum ipng_mc_join goal, int err, unsigned long now)
 {
+	lockdep_assert_held(&mc->lock);
 	grp->error = err;
 	if (!err) {
 		grp->m.join = goal;
@@ -619,11 +629,18 @@ static void ipng_dev_mc_kick(void *ctx)
 	mod_delayed_work(ipng_mc_wq, &ipd->mcast_work, 0);
 }
 
+static unsigned long ipng_dev_mc_last_used(void *ctx,
+					   const union ib_gid *mgid)
+{
+	return ipng_path_last_used(ctx, mgid);
+}
+
 static const struct ipng_mcast_ops ipng_dev_mc_ops = {
 	.join		= ipng_dev_mc_join,
 	.leave		= ipng_dev_mc_leave,
 	.ah_attr	= ipng_dev_mc_ah_attr,
 	.kick		= ipng_dev_mc_kick,
+	.last_used	= ipng_dev_mc_last_used,
 };
 
 /* The MGIDs the netdev wants, broadcast first; caller frees. */
@@ -660,7 +677,7 @@ static void ipng_mcast_work(struct work_struct *work)
 		ipng_mcast_set_wanted(ipd->mcast, wanted, n);
 	kfree(wanted);
 	ipng_mcast_set_sendonly_timeout(ipd->mcast,
-					max(ipng_path_timeout, 1U) * HZ);
+					ipng_path_timeout_jiffies());
 	next = ipng_mcast_run(ipd->mcast, jiffies);
 	if (!wanted)
 		next = min(next, (unsigned long)HZ);

@@ -209,7 +209,7 @@ static void ipng_neighs_for_each(struct ipng_dev *ipd,
 
 static bool ipng_neigh_idle(struct ipng_neigh *n)
 {
-	unsigned long timeout = max(ipng_path_timeout, 1U) * HZ;
+	unsigned long timeout = ipng_path_timeout_jiffies();
 
 	return time_after(jiffies, READ_ONCE(n->last_used) + timeout);
 }
@@ -236,6 +236,7 @@ static void ipng_neigh_drop(struct ipng_dev *ipd, struct ipng_neigh *n,
  */
 void ipng_neighs_age(struct ipng_dev *ipd)
 {
+	lockdep_assert_held(&ipd->paths_walk_lock);
 	ipng_neighs_for_each(ipd, ipng_neigh_age_one, NULL);
 }
 
@@ -248,6 +249,7 @@ void ipng_neighs_age(struct ipng_dev *ipd)
  */
 void ipng_neighs_flush(struct ipng_dev *ipd)
 {
+	lockdep_assert_held(&ipd->paths_walk_lock);
 	atomic_inc(&ipd->path_gen);
 	ipng_neighs_for_each(ipd, ipng_neigh_drop, NULL);
 }
@@ -260,6 +262,10 @@ void ipng_neighs_flush(struct ipng_dev *ipd)
  */
 int ipng_neighs_init(struct ipng_dev *ipd)
 {
+	/* The walkers of both tables (ipoib_arp.c) share it; neighbours
+	 * come first at creation and last at teardown.
+	 */
+	mutex_init(&ipd->paths_walk_lock);
 	atomic_set(&ipd->path_gen, 0);
 	return rhashtable_init(&ipd->neighs, &ipng_neigh_params);
 }
@@ -270,7 +276,9 @@ int ipng_neighs_init(struct ipng_dev *ipd)
  */
 void ipng_neighs_cleanup(struct ipng_dev *ipd)
 {
+	mutex_lock(&ipd->paths_walk_lock);
 	ipng_neighs_flush(ipd);
+	mutex_unlock(&ipd->paths_walk_lock);
 	rcu_barrier();
 	rhashtable_destroy(&ipd->neighs);
 }

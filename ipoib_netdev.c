@@ -210,6 +210,8 @@ static void ipng_read_port(struct ipng_dev *ipd, struct ipng_port_view *view)
  */
 static void ipng_update_max_mtu(struct ipng_dev *ipd)
 {
+	if (ipd->ndev->reg_state == NETREG_REGISTERED)
+		ASSERT_RTNL();
 	ipd->ndev->max_mtu = max(ipd->ud_mtu, ipng_cm_max_mtu(ipd));
 }
 
@@ -232,6 +234,9 @@ static void ipng_set_ud_mtu(struct ipng_dev *ipd, int ud_mtu)
 		WRITE_ONCE(ndev->mtu, ud_mtu);
 		return;
 	}
+	/* Receive buffers are sized for the datagram limit, not the MTU. */
+	if (ud_mtu > old)
+		ipng_chans_mtu_changed(ipd);
 	mtu = ipng_mtu_after_ud_change(ipng_connected(ipd), ndev->mtu, old,
 				       ud_mtu, ipng_cm_max_mtu(ipd));
 	if (mtu == ndev->mtu)
@@ -270,6 +275,12 @@ static void ipng_apply_port(struct ipng_dev *ipd,
 	 */
 	if (!registered)
 		return;
+	/* An open interface whose channels could not be restarted carries
+	 * nothing, whatever the port says.
+	 */
+	if (test_bit(IPNG_F_OPEN, &ipd->flags) &&
+	    !test_bit(IPNG_F_RUNNING, &ipd->flags))
+		view->up = false;
 	if (view->up && !netif_carrier_ok(ndev))
 		netif_carrier_on(ndev);
 	else if (!view->up && netif_carrier_ok(ndev))
@@ -485,9 +496,15 @@ err_free:
  * ipng_dev_destroy() - unregister and free an interface
  * @ipd: interface; the device's event handler is already unregistered
  *
- * Order: no new port work, wait for queued work, unregister the netdev
- * (which stops it: groups left, paths flushed, rings emptied), then free
- * multicast and path state, destroy the verbs objects and free.
+ * Teardown, in order:
+ *  1. no new port work (IPNG_F_DYING), queued port and repair work done;
+ *  2. unregister the netdev, which stops it (groups left, paths flushed,
+ *     rings emptied) and after which ndo_open can no longer run;
+ *  3. only then wait for the peer notification, which ndo_open queues
+ *     (cancelled before step 2, an open racing with it could queue it
+ *     again to run after free_netdev());
+ *  4. free multicast, path and neighbour state, destroy the verbs
+ *     objects, free the counters and the netdev.
  */
 void ipng_dev_destroy(struct ipng_dev *ipd)
 {
@@ -496,8 +513,8 @@ void ipng_dev_destroy(struct ipng_dev *ipd)
 	set_bit(IPNG_F_DYING, &ipd->flags);
 	cancel_work_sync(&ipd->port_work);
 	cancel_delayed_work_sync(&ipd->repair_work);
-	cancel_work_sync(&ipd->notify_work);
 	unregister_netdev(ndev);
+	cancel_work_sync(&ipd->notify_work);
 	ipng_mcast_cleanup(ipd);
 	ipng_paths_cleanup(ipd);
 	ipng_neighs_cleanup(ipd);

@@ -39,6 +39,9 @@
  * @IPNG_STAT_RX_DROP_BACKLOG: received packet handed to another channel
  *	whose backlog was full
  * @IPNG_STAT_TX_TIMEOUT: send queues found stuck by the watchdog and reset
+ * @IPNG_STAT_QP_ERRORS: UD QP errors seen (an async event, an error or
+ *	flush completion outside our own resets, a failed repost)
+ * @IPNG_STAT_RECOVERIES: channel resets done, whatever their cause
  * @IPNG_STAT_MAX: number of counters
  */
 enum ipng_stat {
@@ -64,6 +67,8 @@ enum ipng_stat {
 	IPNG_STAT_TX_DROP_NOT_JOINED,
 	IPNG_STAT_RX_DROP_BACKLOG,
 	IPNG_STAT_TX_TIMEOUT,
+	IPNG_STAT_QP_ERRORS,
+	IPNG_STAT_RECOVERIES,
 	IPNG_STAT_MAX
 };
 

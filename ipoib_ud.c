@@ -1,23 +1,20 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * Datagram (UD) path: the link header the stack builds (header_ops), a
- * channel's send ring and its completions, the receive ring, its refill
- * and the making of received frames into packets for the stack (which
- * ipoib_chan.c delivers), and the transmit queue flow control shared with
- * connected mode.
+ * Datagram (UD) path: the link header the stack builds (header_ops), the
+ * UD send work request, the receive ring, its refill and the making of
+ * received frames into packets for the stack (which ipoib_chan.c
+ * delivers). Send rings, DMA mapping and queue flow control are the
+ * transmit layer's (ipoib_tx.c).
  *
- * Both rings complete in order (a work queue of one QP does), so each ring
- * keeps a producer and a consumer index and one struct ib_cqe: a
- * completion always belongs to the slot at the consumer index.
+ * Every receive slot carries its own struct ib_cqe: a completion names its
+ * slot, so the ring works whatever was posted (a partial fill, a failed
+ * repost), and slots left unposted are refilled from NAPI.
  */
 #include <linux/etherdevice.h>
 #include <linux/if_ether.h>
-#include <linux/ipv6.h>
-#include <net/icmp.h>
-#include <net/ip.h>
-#include <linux/icmpv6.h>
 #include <rdma/ib_cache.h>
 #include <rdma/ib_pack.h>
+#include <kunit/visibility.h>
 
 #include "ipoib.h"
 
@@ -55,193 +52,6 @@ const struct header_ops ipng_header_ops = {
 };
 
 /**
- * ipng_take_slot() - empty a ring slot
- * @ipd: interface
- * @slot: the slot; unmapped, its address handle (if any) dropped
- * @dir: direction it was mapped for
- *
- * Return: the buffer the slot held.
- */
-struct sk_buff *ipng_take_slot(struct ipng_dev *ipd, struct ipng_slot *slot,
-			       enum dma_data_direction dir)
-{
-	struct sk_buff *skb = slot->skb;
-
-	ib_dma_unmap_single(ipd->ca, slot->dma, slot->len, dir);
-	if (slot->ah)
-		ipng_ah_put(slot->ah);
-	memset(slot, 0, sizeof(*slot));
-	return skb;
-}
-
-/**
- * ipng_tx_map() - map a packet for a send and put it into a ring slot
- * @ipd: interface
- * @skb: the packet; made linear
- * @slot: an empty slot of a send ring
- * @sge: filled with the mapped packet
- *
- * Return: 0, or -ENOMEM when the packet could not be made linear or
- * mapped (the slot stays empty).
- */
-int ipng_tx_map(struct ipng_dev *ipd, struct sk_buff *skb,
-		struct ipng_slot *slot, struct ib_sge *sge)
-{
-	u64 dma;
-
-	if (skb_linearize(skb))
-		return -ENOMEM;
-	dma = ib_dma_map_single(ipd->ca, skb->data, skb->len, DMA_TO_DEVICE);
-	if (ib_dma_mapping_error(ipd->ca, dma))
-		return -ENOMEM;
-	sge->addr = dma;
-	sge->length = skb->len;
-	sge->lkey = ipd->pd->local_dma_lkey;
-	slot->skb = skb;
-	slot->dma = dma;
-	slot->len = skb->len;
-	return 0;
-}
-
-/* ---- send ---- */
-
-static bool ipng_ud_room(struct ipng_chan *c)
-{
-	struct ipng_tx_ring *tx = &c->tx;
-
-	return READ_ONCE(tx->head) - READ_ONCE(tx->tail) < tx->size - 1;
-}
-
-/*
- * A transmit queue feeds its channel's UD ring and the RC connections; it
- * runs only while both have room.
- */
-static bool ipng_tx_room(struct ipng_chan *c)
-{
-	return ipng_ud_room(c) && ipng_cm_tx_room(c->ipd);
-}
-
-/**
- * ipng_tx_chan() - the channel a packet in transmit context belongs to
- * @ipd: interface
- * @skb: packet; its queue mapping is the transmit queue whose lock is held
- *
- * Return: the channel of that queue.
- */
-struct ipng_chan *ipng_tx_chan(struct ipng_dev *ipd, struct sk_buff *skb)
-{
-	unsigned int q = skb_get_queue_mapping(skb);
-
-	/* The stack never hands out a queue past the real count, which
-	 * changes only while every queue is stopped.
-	 */
-	if (unlikely(q >= READ_ONCE(ipd->nchans)))
-		q = 0;
-	return ipng_chan(ipd, q);
-}
-
-/**
- * ipng_tx_maybe_stop() - stop a transmit queue if its rings just filled
- * @c: the channel whose transmit queue sent
- *
- * Transmit context, after a send was posted (UD or RC).
- */
-void ipng_tx_maybe_stop(struct ipng_chan *c)
-{
-	struct netdev_queue *txq = netdev_get_tx_queue(c->ipd->ndev, c->index);
-
-	if (ipng_tx_room(c))
-		return;
-	netif_tx_stop_queue(txq);
-	/* Order the stop before re-reading the rings; pairs with the barrier
-	 * in ipng_tx_wake(), which may have freed slots.
-	 */
-	smp_mb();
-	if (ipng_tx_room(c))
-		netif_tx_wake_queue(txq);
-}
-
-/**
- * ipng_tx_wake() - restart a transmit queue after send completions
- * @c: channel whose ring (or the connections) got room
- *
- * NAPI context, after a completion freed a slot.
- */
-void ipng_tx_wake(struct ipng_chan *c)
-{
-	struct ipng_dev *ipd = c->ipd;
-	struct netdev_queue *txq = netdev_get_tx_queue(ipd->ndev, c->index);
-
-	/* Order the freed slot before reading the queue state; pairs with
-	 * the barrier after netif_tx_stop_queue() in the send paths.
-	 */
-	smp_mb();
-	if (netif_tx_queue_stopped(txq) &&
-	    test_bit(IPNG_F_OPEN, &ipd->flags) &&
-	    !test_bit(IPNG_F_QUIESCED, &ipd->flags) && ipng_tx_room(c))
-		netif_tx_wake_queue(txq);
-}
-
-/**
- * ipng_tx_wake_all() - restart every transmit queue that has room again
- * @ipd: interface
- *
- * NAPI context, after RC send completions (the connections are shared by
- * all transmit queues).
- */
-void ipng_tx_wake_all(struct ipng_dev *ipd)
-{
-	unsigned int i, n = READ_ONCE(ipd->nchans);
-
-	for (i = 0; i < n; i++)
-		ipng_tx_wake(ipng_chan(ipd, i));
-}
-
-/**
- * ipng_tx_depth() - sends posted on a channel and not yet completed
- * @c: channel
- *
- * Return: the number of busy send slots; any context.
- */
-u32 ipng_tx_depth(struct ipng_chan *c)
-{
-	/* The tail never passes the head: read it first (acquire orders
-	 * the head read after it), so that head - tail cannot go negative.
-	 */
-	u32 tail = smp_load_acquire(&c->tx.tail);
-
-	return min_t(u32, READ_ONCE(c->tx.head) - tail, c->tx.size);
-}
-
-/**
- * ipng_too_big() - refuse a packet larger than the way it must take
- * @ipd: interface
- * @skb: the packet (IPoIB header first); consumed
- * @mtu: the largest packet that way carries
- *
- * The sender learns the limit from an ICMP "fragmentation needed" or
- * ICMPv6 "packet too big", so TCP lowers its segment size. Transmit
- * context.
- */
-void ipng_too_big(struct ipng_dev *ipd, struct sk_buff *skb,
-		  unsigned int mtu)
-{
-	ipng_drop(ipd, IPNG_STAT_TX_DROP_TOO_BIG, 1);
-	skb_pull(skb, IPNG_HLEN);
-	if (skb->protocol == htons(ETH_P_IP) &&
-	    pskb_network_may_pull(skb, sizeof(struct iphdr))) {
-		skb_dst_update_pmtu_no_confirm(skb, mtu);
-		icmp_ndo_send(skb, ICMP_DEST_UNREACH, ICMP_FRAG_NEEDED,
-			      htonl(mtu));
-	} else if (skb->protocol == htons(ETH_P_IPV6) &&
-		   pskb_network_may_pull(skb, sizeof(struct ipv6hdr))) {
-		skb_dst_update_pmtu_no_confirm(skb, mtu);
-		icmpv6_ndo_send(skb, ICMPV6_PKT_TOOBIG, 0, mtu);
-	}
-	dev_kfree_skb_any(skb);
-}
-
-/**
  * ipng_ud_send() - post one packet on a UD send queue
  * @ipd: interface
  * @skb: packet starting at the IPoIB header; consumed
@@ -256,11 +66,9 @@ void ipng_ud_send(struct ipng_dev *ipd, struct sk_buff *skb,
 		  struct ipng_ah *ah, u32 qpn)
 {
 	struct ipng_chan *c = ipng_tx_chan(ipd, skb);
-	struct ipng_tx_ring *tx = &c->tx;
-	struct ipng_slot *slot = &tx->slots[tx->head & (tx->size - 1)];
 	struct ib_ud_wr wr = {
 		.wr = {
-			.wr_cqe		= &tx->cqe,
+			.wr_cqe		= &c->tx.cqe,
 			.num_sge	= 1,
 			.opcode		= IB_WR_SEND,
 			.send_flags	= IB_SEND_SIGNALED,
@@ -270,13 +78,15 @@ void ipng_ud_send(struct ipng_dev *ipd, struct sk_buff *skb,
 		.remote_qkey	= READ_ONCE(ipd->qkey),
 	};
 	int mtu = READ_ONCE(ipd->ud_mtu);
+	struct ipng_slot *slot;
 	struct ib_sge sge;
 
 	if (unlikely(mtu > 0 && skb->len - IPNG_HLEN > mtu)) {
 		ipng_too_big(ipd, skb, mtu);
 		return;
 	}
-	if (unlikely(!ipng_ud_room(c))) {
+	slot = ipng_tx_slot(c);
+	if (unlikely(!slot)) {
 		ipng_drop(ipd, IPNG_STAT_TX_DROP_RING_FULL, 1);
 		dev_kfree_skb_any(skb);
 		return;
@@ -288,12 +98,12 @@ void ipng_ud_send(struct ipng_dev *ipd, struct sk_buff *skb,
 	/* Once posted, the send may complete and free @skb at once. */
 	skb_tx_timestamp(skb);
 	if (ib_post_send(c->qp, &wr.wr, NULL)) {
+		/* A UD QP in RTS takes a send while its ring has room. */
 		ipng_take_slot(ipd, slot, DMA_TO_DEVICE);
+		ipng_chans_error(ipd, c, "send post failed");
 		goto drop;
 	}
-	/* The slot is filled before the completion side can see it used. */
-	smp_store_release(&tx->head, tx->head + 1);
-	ipng_tx_maybe_stop(c);
+	ipng_tx_posted(c);
 	return;
 
 drop:
@@ -301,31 +111,9 @@ drop:
 	dev_kfree_skb_any(skb);
 }
 
-static void ipng_tx_done(struct ib_cq *cq, struct ib_wc *wc)
-{
-	struct ipng_chan *c = cq->cq_context;
-	struct ipng_dev *ipd = c->ipd;
-	struct ipng_tx_ring *tx = &c->tx;
-	struct ipng_slot *slot = &tx->slots[tx->tail & (tx->size - 1)];
-	struct sk_buff *skb = ipng_take_slot(ipd, slot, DMA_TO_DEVICE);
-
-	if (likely(wc->status == IB_WC_SUCCESS)) {
-		ipng_chan_stat_add(c, &c->stats.tx_packets, 1);
-		ipng_chan_stat_add(c, &c->stats.tx_bytes, skb->len - IPNG_HLEN);
-	} else if (wc->status != IB_WC_WR_FLUSH_ERR) {
-		/* A flush is our own reset of the channels: lost, not failed. */
-		netdev_dbg(ipd->ndev, "send completion: %s\n",
-			   ib_wc_status_msg(wc->status));
-		ipng_stat_add(ipd->stats, IPNG_STAT_TX_ERRORS, 1);
-	}
-	napi_consume_skb(skb, 1);
-
-	/* The slot is free before the transmit path can see it free. */
-	smp_store_release(&tx->tail, tx->tail + 1);
-	ipng_tx_wake(c);
-}
-
 /* ---- receive ---- */
+
+static void ipng_rx_done(struct ib_cq *cq, struct ib_wc *wc);
 
 static int ipng_post_recv(struct ipng_chan *c, struct ipng_slot *slot)
 {
@@ -335,12 +123,19 @@ static int ipng_post_recv(struct ipng_chan *c, struct ipng_slot *slot)
 		.lkey	= c->ipd->pd->local_dma_lkey,
 	};
 	struct ib_recv_wr wr = {
-		.wr_cqe		= &c->rx.cqe,
+		.wr_cqe		= &slot->cqe,
 		.sg_list	= &sge,
 		.num_sge	= 1,
 	};
+	int err;
 
-	return ib_post_recv(c->qp, &wr, NULL);
+	slot->cqe.done = ipng_rx_done;
+	err = ib_post_recv(c->qp, &wr, NULL);
+	if (err)
+		return err;
+	slot->posted = true;
+	c->rx.posted++;
+	return 0;
 }
 
 /* Give a slot a fresh, mapped buffer. */
@@ -364,6 +159,75 @@ static int ipng_alloc_rx(struct ipng_chan *c, struct ipng_slot *slot,
 	slot->dma = dma;
 	slot->len = len;
 	return 0;
+}
+
+/**
+ * ipng_rx_slot() - the receive slot a completion belongs to
+ * @rx: receive ring
+ * @cqe: the completion's wr_cqe
+ *
+ * Return: the slot, which is marked no longer posted, or NULL when @cqe
+ * is not a posted slot of @rx (a completion the ring never asked for).
+ */
+struct ipng_slot *ipng_rx_slot(struct ipng_rx_ring *rx, struct ib_cqe *cqe)
+{
+	struct ipng_slot *slot = container_of(cqe, struct ipng_slot, cqe);
+
+	if (slot < rx->slots || slot >= rx->slots + rx->size ||
+	    slot != &rx->slots[slot - rx->slots] || !slot->posted)
+		return NULL;
+	slot->posted = false;
+	rx->posted--;
+	return slot;
+}
+EXPORT_SYMBOL_IF_KUNIT(ipng_rx_slot);
+
+/**
+ * ipng_rx_refill_next() - the next receive slot that is not posted
+ * @rx: receive ring
+ *
+ * Walks on from where the last call stopped, so repeated refills visit
+ * every slot.
+ *
+ * Return: the slot, or NULL when every slot is posted.
+ */
+struct ipng_slot *ipng_rx_refill_next(struct ipng_rx_ring *rx)
+{
+	u32 i, n;
+
+	if (rx->posted >= rx->size)
+		return NULL;
+	for (n = 0; n < rx->size; n++) {
+		i = rx->refill++ & (rx->size - 1);
+		if (!rx->slots[i].posted)
+			return &rx->slots[i];
+	}
+	return NULL;
+}
+EXPORT_SYMBOL_IF_KUNIT(ipng_rx_refill_next);
+
+/**
+ * ipng_ud_refill() - post receive buffers into the slots left empty
+ * @c: receiving channel of an open interface; NAPI context or the
+ *	channel stopped
+ * @max: slots to try at most
+ * @gfp: allocation flags for new buffers
+ *
+ * Return: slots posted; stops at the first failure.
+ */
+int ipng_ud_refill(struct ipng_chan *c, int max, gfp_t gfp)
+{
+	struct ipng_slot *slot;
+	int done = 0;
+
+	while (done < max && (slot = ipng_rx_refill_next(&c->rx))) {
+		if (!slot->skb && ipng_alloc_rx(c, slot, gfp))
+			break;
+		if (ipng_post_recv(c, slot))
+			break;
+		done++;
+	}
+	return done;
 }
 
 /*
@@ -448,53 +312,94 @@ static void ipng_rx_done(struct ib_cq *cq, struct ib_wc *wc)
 {
 	struct ipng_chan *c = cq->cq_context;
 	struct ipng_dev *ipd = c->ipd;
-	struct ipng_rx_ring *rx = &c->rx;
-	struct ipng_slot *slot = &rx->slots[rx->tail & (rx->size - 1)];
-	struct sk_buff *skb = slot->skb;
+	struct ipng_slot *slot = ipng_rx_slot(&c->rx, wc->wr_cqe);
 	struct ipng_slot fresh = {};
+	struct sk_buff *skb;
 
-	rx->tail++;
+	if (unlikely(!slot)) {
+		ipng_stat_add(ipd->stats, IPNG_STAT_RX_ERRORS, 1);
+		netdev_warn_once(ipd->ndev, "receive completion for no posted buffer\n");
+		return;
+	}
 	if (unlikely(wc->status != IB_WC_SUCCESS)) {
-		/* Flushed: the QP is in ERROR, on its way to RESET; the
-		 * buffer stays in its slot for ipng_ud_drain().
-		 */
-		if (wc->status == IB_WC_WR_FLUSH_ERR)
+		if (wc->status == IB_WC_WR_FLUSH_ERR) {
+			/* The QP is in ERROR: on its way to RESET in our own
+			 * reset, or else broken, and then recovered. The
+			 * buffer stays in its slot for ipng_ud_drain().
+			 */
+			ipng_chans_error(ipd, c, "receive flushed");
 			return;
+		}
 		ipng_stat_add(ipd->stats, IPNG_STAT_RX_ERRORS, 1);
 		netdev_dbg(ipd->ndev, "receive completion: %s\n",
 			   ib_wc_status_msg(wc->status));
 		goto repost;
 	}
 	if (!test_bit(IPNG_F_OPEN, &ipd->flags))
+		return;
+	if (unlikely(wc->byte_len > slot->len)) {
+		ipng_stat_add(ipd->stats, IPNG_STAT_RX_ERRORS, 1);
 		goto repost;
+	}
 	/* Keep the old buffer in the ring if no new one can be had. */
 	if (ipng_alloc_rx(c, &fresh, GFP_ATOMIC)) {
 		ipng_drop(ipd, IPNG_STAT_RX_DROP_NOMEM, 1);
 		goto repost;
 	}
-	ipng_take_slot(ipd, slot, DMA_FROM_DEVICE);
-	*slot = fresh;
+	skb = ipng_take_slot(ipd, slot, DMA_FROM_DEVICE);
+	slot->skb = fresh.skb;
+	slot->dma = fresh.dma;
+	slot->len = fresh.len;
 	ipng_rx_skb(c, skb, wc);
 
 repost:
-	if (!test_bit(IPNG_F_OPEN, &ipd->flags) || ipng_post_recv(c, slot)) {
-		/* The slot stays empty; ipng_ud_drain() frees its buffer. */
-		return;
-	}
-	rx->head++;
+	/* Not reposted while stopping; a failed repost means the QP left
+	 * RTS. Either way the buffer stays for the refill or the drain.
+	 */
+	if (test_bit(IPNG_F_OPEN, &ipd->flags) && ipng_post_recv(c, slot))
+		ipng_chans_error(ipd, c, "receive repost failed");
 }
 
 /* ---- rings ---- */
 
-static void ipng_free_slots(struct ipng_dev *ipd, struct ipng_slot *slots,
-			    u32 size, enum dma_data_direction dir)
+static void ipng_rx_ring_drain(struct ipng_chan *c)
 {
+	struct ipng_rx_ring *rx = &c->rx;
 	u32 i;
 
-	for (i = 0; i < size; i++) {
-		if (slots[i].skb)
-			dev_kfree_skb_any(ipng_take_slot(ipd, &slots[i], dir));
-	}
+	for (i = 0; i < rx->size; i++)
+		if (rx->slots[i].skb)
+			dev_kfree_skb_any(ipng_take_slot(c->ipd, &rx->slots[i],
+							 DMA_FROM_DEVICE));
+	rx->posted = 0;
+}
+
+/**
+ * ipng_rx_ring_alloc() - allocate an empty receive ring
+ * @size: entries (power of two)
+ *
+ * Return: the slots, or NULL. Large rings come from vmalloc space.
+ */
+struct ipng_slot *ipng_rx_ring_alloc(u32 size)
+{
+	return kvcalloc(size, sizeof(struct ipng_slot), GFP_KERNEL);
+}
+
+/**
+ * ipng_rx_ring_set() - give a channel a receive ring
+ * @c: channel whose receive ring is empty (QP reset, CQ drained)
+ * @slots: from ipng_rx_ring_alloc(), or NULL
+ * @size: its entries
+ *
+ * The old ring, if any, is freed.
+ */
+void ipng_rx_ring_set(struct ipng_chan *c, struct ipng_slot *slots, u32 size)
+{
+	kvfree(c->rx.slots);
+	c->rx.slots = slots;
+	c->rx.size = slots ? size : 0;
+	c->rx.posted = 0;
+	c->rx.refill = 0;
 }
 
 /**
@@ -513,23 +418,18 @@ int ipng_ud_rings_alloc(struct ipng_chan *c, u32 send_size, u32 recv_size)
 {
 	struct ipng_slot *txs, *rxs = NULL;
 
-	txs = kcalloc(send_size, sizeof(*txs), GFP_KERNEL);
+	txs = ipng_tx_ring_alloc(send_size);
 	if (!txs)
 		return -ENOMEM;
 	if (recv_size) {
-		rxs = kcalloc(recv_size, sizeof(*rxs), GFP_KERNEL);
+		rxs = ipng_rx_ring_alloc(recv_size);
 		if (!rxs) {
-			kfree(txs);
+			kvfree(txs);
 			return -ENOMEM;
 		}
 	}
-	ipng_ud_rings_free(c);
-	c->tx.slots = txs;
-	c->tx.size = send_size;
-	c->rx.slots = rxs;
-	c->rx.size = recv_size;
-	c->tx.cqe.done = ipng_tx_done;
-	c->rx.cqe.done = ipng_rx_done;
+	ipng_tx_ring_set(c, txs, send_size);
+	ipng_rx_ring_set(c, rxs, recv_size);
 	return 0;
 }
 
@@ -539,19 +439,20 @@ int ipng_ud_rings_alloc(struct ipng_chan *c, u32 send_size, u32 recv_size)
  */
 void ipng_ud_rings_free(struct ipng_chan *c)
 {
-	kfree(c->rx.slots);
-	kfree(c->tx.slots);
-	c->rx.slots = NULL;
-	c->tx.slots = NULL;
-	c->rx.size = 0;
-	c->tx.size = 0;
+	ipng_rx_ring_set(c, NULL, 0);
+	ipng_tx_ring_set(c, NULL, 0);
 }
 
-/*
+/**
+ * ipng_rx_buf_len() - bytes per UD receive buffer
+ * @ipd: interface
+ *
  * Receive buffers hold the 40-byte GRH area, the header and the largest
  * datagram the port carries.
+ *
+ * Return: the length for the current datagram MTU.
  */
-static u32 ipng_rx_buf_len(struct ipng_dev *ipd)
+u32 ipng_rx_buf_len(struct ipng_dev *ipd)
 {
 	int mtu = READ_ONCE(ipd->ud_mtu);
 
@@ -565,37 +466,24 @@ static u32 ipng_rx_buf_len(struct ipng_dev *ipd)
  * @c: channel whose QP is in RTS
  *
  * Return: 0, or -ENOMEM when a receiving channel could not post even one
- * buffer.
+ * buffer. Slots left empty are refilled later from NAPI.
  */
 int ipng_ud_fill(struct ipng_chan *c)
 {
 	struct ipng_rx_ring *rx = &c->rx;
-	u32 i;
 
+	ipng_tx_ring_reset(c);
 	rx->buf_len = ipng_rx_buf_len(c->ipd);
-	rx->head = 0;
-	rx->tail = 0;
-	c->tx.head = 0;
-	c->tx.tail = 0;
-	c->tx.seen_tail = 0;
-	c->tx.seen_at = jiffies;
+	rx->posted = 0;
+	rx->refill = 0;
 	if (!rx->size)
 		return 0;
-	for (i = 0; i < rx->size; i++) {
-		if (ipng_alloc_rx(c, &rx->slots[i], GFP_KERNEL))
-			break;
-		if (ipng_post_recv(c, &rx->slots[i])) {
-			ipng_free_slots(c->ipd, &rx->slots[i], 1,
-					DMA_FROM_DEVICE);
-			break;
-		}
-		rx->head++;
-	}
-	if (!rx->head)
+	ipng_ud_refill(c, rx->size, GFP_KERNEL);
+	if (!rx->posted)
 		return -ENOMEM;
-	if (rx->head < rx->size)
+	if (rx->posted < rx->size)
 		netdev_warn(c->ipd->ndev, "only %u of %u receive buffers posted\n",
-			    rx->head, rx->size);
+			    rx->posted, rx->size);
 	return 0;
 }
 
@@ -608,6 +496,6 @@ int ipng_ud_fill(struct ipng_chan *c)
  */
 void ipng_ud_drain(struct ipng_chan *c)
 {
-	ipng_free_slots(c->ipd, c->rx.slots, c->rx.size, DMA_FROM_DEVICE);
-	ipng_free_slots(c->ipd, c->tx.slots, c->tx.size, DMA_TO_DEVICE);
+	ipng_rx_ring_drain(c);
+	ipng_tx_ring_drain(c);
 }

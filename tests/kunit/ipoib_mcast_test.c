@@ -60,6 +60,7 @@ typedef void (*fake_hook)(struct fake_fabric *ff, struct ipng_mcast_member *m);
  * @norder: entries in @order
  * @last_join: membership asked for by the last join
  * @hook: called inside the next join, then cleared
+ * @used: what the datapath says of its last send to mg[3] (0: never)
  * @trace: state changes seen by the tracepoint probe
  */
 struct fake_fabric {
@@ -75,6 +76,7 @@ struct fake_fabric {
 	int norder;
 	enum ipng_mc_join last_join;
 	fake_hook hook;
+	unsigned long used;
 	struct mc_trace trace;
 };
 
@@ -143,15 +145,23 @@ static void fake_kick(void *ctx)
 	ff->kicks++;
 }
 
+/* MGIDs of the tests: [0] is the broadcast group. */
+static union ib_gid mg[4];
+
+static unsigned long fake_last_used(void *ctx, const union ib_gid *mgid)
+{
+	struct fake_fabric *ff = ctx;
+
+	return memcmp(mgid, &mg[3], sizeof(*mgid)) ? 0 : ff->used;
+}
+
 static const struct ipng_mcast_ops fake_ops = {
 	.join		= fake_join,
 	.leave		= fake_leave,
 	.ah_attr	= fake_ah_attr,
 	.kick		= fake_kick,
+	.last_used	= fake_last_used,
 };
-
-/* MGIDs of the tests: [0] is the broadcast group. */
-static union ib_gid mg[4];
 
 /* Probe of ipoib_ng:mcast_state; groups of real interfaces are skipped. */
 static void mc_trace_probe(void *data, const struct net_device *ndev,
@@ -533,6 +543,37 @@ static void ipng_mc_test_sendonly(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, ff->nheld, 3);
 }
 
+/*
+ * Packets that go out on a resolved path ask the state machine for
+ * nothing: the membership must live on as long as the datapath says it
+ * sends, and expire a timeout after the last send.
+ */
+static void ipng_mc_test_sendonly_kept_while_used(struct kunit *test)
+{
+	struct fake_fabric *ff = test->priv;
+	unsigned long now = jiffies;
+	struct rdma_ah_attr attr;
+
+	ipng_mcast_set_sendonly_timeout(ff->mc, 5 * HZ);
+	start_three(test, ff, now);
+	ipng_mcast_sendonly(ff->mc, &mg[3], &attr);
+	ipng_mcast_run(ff->mc, now);
+	KUNIT_ASSERT_EQ(test, info_of(test, ff, 3).join, IPNG_MC_SENDONLY);
+
+	/* Still sending 4 s later: at 6 s the group is kept... */
+	ff->used = now + 4 * HZ;
+	ipng_mcast_run(ff->mc, now + 6 * HZ);
+	KUNIT_EXPECT_EQ(test, ff->leaves, 0);
+	KUNIT_EXPECT_EQ(test, info_of(test, ff, 3).join, IPNG_MC_SENDONLY);
+	/* ... and the next pass is due when the last send expires. */
+	KUNIT_EXPECT_EQ(test, ipng_mcast_run(ff->mc, now + 6 * HZ),
+			3UL * HZ + 1);
+	/* No send since then: left a timeout after the last one. */
+	ipng_mcast_run(ff->mc, now + 10 * HZ);
+	KUNIT_EXPECT_EQ(test, ff->leaves, 1);
+	KUNIT_EXPECT_FALSE(test, known(ff, 3));
+}
+
 /* Sending first, then the netdev joins the same group for real. */
 static void ipng_mc_test_sendonly_to_full(struct kunit *test)
 {
@@ -595,6 +636,7 @@ static struct kunit_case ipng_mc_cases[] = {
 	KUNIT_CASE(ipng_mc_test_down_during_join),
 	KUNIT_CASE(ipng_mc_test_stop_leaves_all),
 	KUNIT_CASE(ipng_mc_test_sendonly),
+	KUNIT_CASE(ipng_mc_test_sendonly_kept_while_used),
 	KUNIT_CASE(ipng_mc_test_sendonly_to_full),
 	KUNIT_CASE(ipng_mc_test_sendonly_failure),
 	KUNIT_CASE(ipng_mc_test_free_leaves),

@@ -33,5 +33,6 @@ extern struct kunit_suite ipng_sa_suite;
 extern struct kunit_suite ipng_mode_suite;
 extern struct kunit_suite ipng_cm_suite;
 extern struct kunit_suite ipng_moder_suite;
+extern struct kunit_suite ipng_dp_suite;
 
 #endif /* IPNG_TEST_H */

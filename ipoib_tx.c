@@ -1,0 +1,332 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * The transmit layer under both datagram (UD) and connected (RC) sends:
+ * ring slots and their DMA mapping, the channel's UD send ring and its
+ * completions, the stop and wake of the netdev's transmit queues, and the
+ * "too big" answer to a packet larger than its way. ipoib_ud.c and the
+ * connected-mode files post their own work requests and call only into
+ * this file for the rest; neither calls the other.
+ *
+ * Flow control: a transmit queue feeds its channel's UD send ring and the
+ * RC connections. The UD ring belongs to one queue, so only that queue
+ * stops when it fills. The RC connections share one send CQ and hence one
+ * in-flight budget for the whole interface (ipng_cm_tx_room()); when that
+ * budget runs out every transmit queue stops, since any of them may be
+ * the next to send on a connection, and RC completions wake them all.
+ */
+#include <linux/icmpv6.h>
+#include <linux/ipv6.h>
+#include <linux/mm.h>
+#include <net/icmp.h>
+#include <net/ip.h>
+
+#include "ipoib.h"
+
+/**
+ * ipng_take_slot() - empty a ring slot
+ * @ipd: interface
+ * @slot: the slot; unmapped, its address handle (if any) dropped
+ * @dir: direction it was mapped for
+ *
+ * Return: the buffer the slot held.
+ */
+struct sk_buff *ipng_take_slot(struct ipng_dev *ipd, struct ipng_slot *slot,
+			       enum dma_data_direction dir)
+{
+	struct sk_buff *skb = slot->skb;
+
+	ib_dma_unmap_single(ipd->ca, slot->dma, slot->len, dir);
+	if (slot->ah)
+		ipng_ah_put(slot->ah);
+	slot->skb = NULL;
+	slot->dma = 0;
+	slot->len = 0;
+	slot->ah = NULL;
+	slot->posted = false;
+	return skb;
+}
+
+/**
+ * ipng_tx_map() - map a packet for a send and put it into a ring slot
+ * @ipd: interface
+ * @skb: the packet; made linear
+ * @slot: an empty slot of a send ring
+ * @sge: filled with the mapped packet
+ *
+ * Return: 0, or -ENOMEM when the packet could not be made linear or
+ * mapped (the slot stays empty).
+ */
+int ipng_tx_map(struct ipng_dev *ipd, struct sk_buff *skb,
+		struct ipng_slot *slot, struct ib_sge *sge)
+{
+	u64 dma;
+
+	if (skb_linearize(skb))
+		return -ENOMEM;
+	dma = ib_dma_map_single(ipd->ca, skb->data, skb->len, DMA_TO_DEVICE);
+	if (ib_dma_mapping_error(ipd->ca, dma))
+		return -ENOMEM;
+	sge->addr = dma;
+	sge->length = skb->len;
+	sge->lkey = ipd->pd->local_dma_lkey;
+	slot->skb = skb;
+	slot->dma = dma;
+	slot->len = skb->len;
+	return 0;
+}
+
+/* ---- queue flow control ---- */
+
+static bool ipng_tx_ring_room(struct ipng_chan *c)
+{
+	struct ipng_tx_ring *tx = &c->tx;
+
+	return READ_ONCE(tx->head) - READ_ONCE(tx->tail) < tx->size - 1;
+}
+
+/**
+ * ipng_tx_chan() - the channel a packet in transmit context belongs to
+ * @ipd: interface
+ * @skb: packet; its queue mapping is the transmit queue whose lock is held
+ *
+ * Return: the channel of that queue.
+ */
+struct ipng_chan *ipng_tx_chan(struct ipng_dev *ipd, struct sk_buff *skb)
+{
+	unsigned int q = skb_get_queue_mapping(skb);
+
+	/* The stack never hands out a queue past the real count, which
+	 * changes only while every queue is stopped.
+	 */
+	if (unlikely(q >= READ_ONCE(ipd->nchans)))
+		q = 0;
+	return ipng_chan(ipd, q);
+}
+
+/**
+ * ipng_tx_maybe_stop() - stop transmit queues whose way out just filled
+ * @c: the channel whose transmit queue sent
+ *
+ * Transmit context, after a send was posted (UD or RC): a full UD ring
+ * stops this queue, an exhausted RC budget stops every queue.
+ */
+void ipng_tx_maybe_stop(struct ipng_chan *c)
+{
+	struct net_device *ndev = c->ipd->ndev;
+	struct netdev_queue *txq = netdev_get_tx_queue(ndev, c->index);
+	bool ring = ipng_tx_ring_room(c), cm = ipng_cm_tx_room(c->ipd);
+
+	if (ring && cm)
+		return;
+	if (!cm)
+		netif_tx_stop_all_queues(ndev);
+	else
+		netif_tx_stop_queue(txq);
+	/* Order the stop before re-reading the rings; pairs with the barrier
+	 * in ipng_tx_wake(), which may have freed slots meanwhile.
+	 */
+	smp_mb();
+	if (!ipng_cm_tx_room(c->ipd))
+		return;
+	if (!cm)
+		ipng_tx_wake_all(c->ipd);
+	else if (ipng_tx_ring_room(c))
+		netif_tx_wake_queue(txq);
+}
+
+/**
+ * ipng_tx_wake() - restart a transmit queue after send completions
+ * @c: channel whose ring (or the connections) got room
+ *
+ * NAPI context, after a completion freed a slot.
+ */
+void ipng_tx_wake(struct ipng_chan *c)
+{
+	struct ipng_dev *ipd = c->ipd;
+	struct netdev_queue *txq = netdev_get_tx_queue(ipd->ndev, c->index);
+
+	/* Order the freed slot before reading the queue state; pairs with
+	 * the barrier after the stop in ipng_tx_maybe_stop().
+	 */
+	smp_mb();
+	if (netif_tx_queue_stopped(txq) &&
+	    test_bit(IPNG_F_OPEN, &ipd->flags) &&
+	    !test_bit(IPNG_F_QUIESCED, &ipd->flags) &&
+	    ipng_tx_ring_room(c) && ipng_cm_tx_room(ipd))
+		netif_tx_wake_queue(txq);
+}
+
+/**
+ * ipng_tx_wake_all() - restart every transmit queue that has room again
+ * @ipd: interface
+ *
+ * After RC send completions (the connections are shared by all transmit
+ * queues).
+ */
+void ipng_tx_wake_all(struct ipng_dev *ipd)
+{
+	unsigned int i, n = READ_ONCE(ipd->nchans);
+
+	for (i = 0; i < n; i++)
+		ipng_tx_wake(ipng_chan(ipd, i));
+}
+
+/**
+ * ipng_tx_depth() - sends posted on a channel and not yet completed
+ * @c: channel
+ *
+ * Return: the number of busy send slots; any context.
+ */
+u32 ipng_tx_depth(struct ipng_chan *c)
+{
+	/* The tail never passes the head: read it first (acquire orders
+	 * the head read after it), so that head - tail cannot go negative.
+	 */
+	u32 tail = smp_load_acquire(&c->tx.tail);
+
+	return min_t(u32, READ_ONCE(c->tx.head) - tail, c->tx.size);
+}
+
+/**
+ * ipng_too_big() - refuse a packet larger than the way it must take
+ * @ipd: interface
+ * @skb: the packet (IPoIB header first); consumed
+ * @mtu: the largest packet that way carries
+ *
+ * The sender learns the limit from an ICMP "fragmentation needed" or
+ * ICMPv6 "packet too big", so TCP lowers its segment size. Transmit
+ * context.
+ */
+void ipng_too_big(struct ipng_dev *ipd, struct sk_buff *skb,
+		  unsigned int mtu)
+{
+	ipng_drop(ipd, IPNG_STAT_TX_DROP_TOO_BIG, 1);
+	skb_pull(skb, IPNG_HLEN);
+	if (skb->protocol == htons(ETH_P_IP) &&
+	    pskb_network_may_pull(skb, sizeof(struct iphdr))) {
+		skb_dst_update_pmtu_no_confirm(skb, mtu);
+		icmp_ndo_send(skb, ICMP_DEST_UNREACH, ICMP_FRAG_NEEDED,
+			      htonl(mtu));
+	} else if (skb->protocol == htons(ETH_P_IPV6) &&
+		   pskb_network_may_pull(skb, sizeof(struct ipv6hdr))) {
+		skb_dst_update_pmtu_no_confirm(skb, mtu);
+		icmpv6_ndo_send(skb, ICMPV6_PKT_TOOBIG, 0, mtu);
+	}
+	dev_kfree_skb_any(skb);
+}
+
+/* ---- the UD send ring of a channel ---- */
+
+/**
+ * ipng_tx_slot() - the slot the next UD send of a channel goes into
+ * @c: channel; transmit context, its queue's lock held
+ *
+ * Return: an empty slot, or NULL when the ring is full (counted as
+ * tx_drop_ring_full by the caller).
+ */
+struct ipng_slot *ipng_tx_slot(struct ipng_chan *c)
+{
+	struct ipng_tx_ring *tx = &c->tx;
+
+	if (unlikely(!ipng_tx_ring_room(c)))
+		return NULL;
+	return &tx->slots[tx->head & (tx->size - 1)];
+}
+
+/**
+ * ipng_tx_posted() - account a UD send posted into ipng_tx_slot()'s slot
+ * @c: channel; transmit context, its queue's lock held
+ */
+void ipng_tx_posted(struct ipng_chan *c)
+{
+	struct ipng_tx_ring *tx = &c->tx;
+
+	/* The slot is filled before the completion side can see it used. */
+	smp_store_release(&tx->head, tx->head + 1);
+	ipng_tx_maybe_stop(c);
+}
+
+/*
+ * Completion of a UD send. A send queue completes in order, so the slot
+ * is the one at the tail. A flush outside our own reset, or any other
+ * error, means the QP left RTS: the channels are recovered.
+ */
+static void ipng_tx_done(struct ib_cq *cq, struct ib_wc *wc)
+{
+	struct ipng_chan *c = cq->cq_context;
+	struct ipng_dev *ipd = c->ipd;
+	struct ipng_tx_ring *tx = &c->tx;
+	struct ipng_slot *slot = &tx->slots[tx->tail & (tx->size - 1)];
+	struct sk_buff *skb = ipng_take_slot(ipd, slot, DMA_TO_DEVICE);
+
+	if (likely(wc->status == IB_WC_SUCCESS)) {
+		ipng_chan_stat_add(c, &c->stats.tx_packets, 1);
+		ipng_chan_stat_add(c, &c->stats.tx_bytes, skb->len - IPNG_HLEN);
+	} else {
+		if (wc->status != IB_WC_WR_FLUSH_ERR) {
+			netdev_dbg(ipd->ndev, "send completion: %s\n",
+				   ib_wc_status_msg(wc->status));
+			ipng_stat_add(ipd->stats, IPNG_STAT_TX_ERRORS, 1);
+		}
+		ipng_chans_error(ipd, c, "send completion error");
+	}
+	napi_consume_skb(skb, 1);
+
+	/* The slot is free before the transmit path can see it free. */
+	smp_store_release(&tx->tail, tx->tail + 1);
+	ipng_tx_wake(c);
+}
+
+/**
+ * ipng_tx_ring_alloc() - allocate an empty UD send ring
+ * @size: entries (power of two)
+ *
+ * Return: the slots, or NULL. Large rings come from vmalloc space.
+ */
+struct ipng_slot *ipng_tx_ring_alloc(u32 size)
+{
+	return kvcalloc(size, sizeof(struct ipng_slot), GFP_KERNEL);
+}
+
+/**
+ * ipng_tx_ring_set() - give a channel a send ring
+ * @c: channel whose send ring is empty (QP reset, completions drained)
+ * @slots: from ipng_tx_ring_alloc(), or NULL
+ * @size: its entries
+ *
+ * The old ring, if any, is freed.
+ */
+void ipng_tx_ring_set(struct ipng_chan *c, struct ipng_slot *slots, u32 size)
+{
+	kvfree(c->tx.slots);
+	c->tx.slots = slots;
+	c->tx.size = slots ? size : 0;
+	c->tx.cqe.done = ipng_tx_done;
+}
+
+/**
+ * ipng_tx_ring_reset() - empty counters of a channel's send ring
+ * @c: channel about to start
+ */
+void ipng_tx_ring_reset(struct ipng_chan *c)
+{
+	c->tx.head = 0;
+	c->tx.tail = 0;
+	c->tx.seen_tail = 0;
+	c->tx.seen_at = jiffies;
+}
+
+/**
+ * ipng_tx_ring_drain() - free every packet left in a channel's send ring
+ * @c: channel whose QP is in RESET and whose send CQ was emptied
+ */
+void ipng_tx_ring_drain(struct ipng_chan *c)
+{
+	u32 i;
+
+	for (i = 0; i < c->tx.size; i++)
+		if (c->tx.slots[i].skb)
+			dev_kfree_skb_any(ipng_take_slot(c->ipd,
+							 &c->tx.slots[i],
+							 DMA_TO_DEVICE));
+}

@@ -1,0 +1,195 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * KUnit suite for the pure decisions of the datagram datapath: which
+ * receive slot a completion belongs to and which slots a refill visits
+ * (ipoib_ud.c), what transmit does with a packet for a path without an
+ * address handle, dead paths included (ipoib_arp.c), and the bounds of the
+ * path_timeout parameter.
+ */
+#include "../../ipoib.h"
+#include "ipoib_test.h"
+
+#define RING	8
+
+static struct ipng_rx_ring *dp_ring(struct kunit *test)
+{
+	struct ipng_rx_ring *rx = kunit_kzalloc(test, sizeof(*rx), GFP_KERNEL);
+
+	KUNIT_ASSERT_NOT_NULL(test, rx);
+	rx->slots = kunit_kcalloc(test, RING, sizeof(*rx->slots), GFP_KERNEL);
+	KUNIT_ASSERT_NOT_NULL(test, rx->slots);
+	rx->size = RING;
+	return rx;
+}
+
+/* What ipng_ud_refill() does once a buffer is posted into @slot. */
+static void dp_post(struct ipng_rx_ring *rx, struct ipng_slot *slot)
+{
+	slot->posted = true;
+	rx->posted++;
+}
+
+/*
+ * Three of eight buffers posted (a partial fill), then each reposted as it
+ * completes: every completion must name the slot it was posted from. A
+ * ring indexed by a completion counter would take the fourth completion
+ * for slot 3, which holds no buffer.
+ */
+static void ipng_dp_test_partial_fill(struct kunit *test)
+{
+	struct ipng_rx_ring *rx = dp_ring(test);
+	struct ipng_slot *s;
+	int round, i;
+
+	for (i = 0; i < 3; i++)
+		dp_post(rx, &rx->slots[i]);
+	for (round = 0; round < 3; round++) {
+		for (i = 0; i < 3; i++) {
+			s = ipng_rx_slot(rx, &rx->slots[i].cqe);
+			KUNIT_EXPECT_PTR_EQ(test, s, &rx->slots[i]);
+			KUNIT_EXPECT_FALSE(test, rx->slots[i].posted);
+			KUNIT_EXPECT_EQ(test, rx->posted, 2U);
+			dp_post(rx, &rx->slots[i]);
+		}
+	}
+	KUNIT_EXPECT_EQ(test, rx->posted, 3U);
+}
+
+/* Completions out of order (an SRQ-like device, a flush) still match. */
+static void ipng_dp_test_any_order(struct kunit *test)
+{
+	static const int order[] = { 5, 0, 7, 2, 1, 6, 3, 4 };
+	struct ipng_rx_ring *rx = dp_ring(test);
+	int i;
+
+	for (i = 0; i < RING; i++)
+		dp_post(rx, &rx->slots[i]);
+	for (i = 0; i < RING; i++)
+		KUNIT_EXPECT_PTR_EQ(test,
+				    ipng_rx_slot(rx, &rx->slots[order[i]].cqe),
+				    &rx->slots[order[i]]);
+	KUNIT_EXPECT_EQ(test, rx->posted, 0U);
+}
+
+/* A completion for a slot that is not posted, or not in the ring. */
+static void ipng_dp_test_unknown_completion(struct kunit *test)
+{
+	struct ipng_rx_ring *rx = dp_ring(test);
+	struct ipng_rx_ring *other = dp_ring(test);
+
+	dp_post(rx, &rx->slots[1]);
+	KUNIT_EXPECT_NULL(test, ipng_rx_slot(rx, &rx->slots[0].cqe));
+	KUNIT_EXPECT_NULL(test, ipng_rx_slot(rx, &other->slots[1].cqe));
+	KUNIT_EXPECT_EQ(test, rx->posted, 1U);
+	KUNIT_EXPECT_NOT_NULL(test, ipng_rx_slot(rx, &rx->slots[1].cqe));
+	/* Twice: the second is a completion nobody posted. */
+	KUNIT_EXPECT_NULL(test, ipng_rx_slot(rx, &rx->slots[1].cqe));
+	KUNIT_EXPECT_EQ(test, rx->posted, 0U);
+}
+
+/* The refill visits every empty slot once, then finds none. */
+static void ipng_dp_test_refill(struct kunit *test)
+{
+	struct ipng_rx_ring *rx = dp_ring(test);
+	struct ipng_slot *s;
+	int i, found = 0;
+
+	for (i = 0; i < RING; i += 2)
+		dp_post(rx, &rx->slots[i]);
+	while ((s = ipng_rx_refill_next(rx))) {
+		KUNIT_EXPECT_FALSE(test, s->posted);
+		KUNIT_EXPECT_EQ(test, (s - rx->slots) % 2, 1);
+		dp_post(rx, s);
+		KUNIT_ASSERT_LE(test, ++found, RING);
+	}
+	KUNIT_EXPECT_EQ(test, found, RING / 2);
+	KUNIT_EXPECT_EQ(test, rx->posted, (u32)RING);
+	KUNIT_EXPECT_NULL(test, ipng_rx_refill_next(rx));
+}
+
+/* A refill that stops early goes on where it stopped. */
+static void ipng_dp_test_refill_resumes(struct kunit *test)
+{
+	struct ipng_rx_ring *rx = dp_ring(test);
+	struct ipng_slot *first, *second;
+
+	first = ipng_rx_refill_next(rx);
+	KUNIT_ASSERT_NOT_NULL(test, first);
+	/* Not posted (allocation failed): the next look moves on... */
+	second = ipng_rx_refill_next(rx);
+	KUNIT_EXPECT_PTR_NE(test, first, second);
+	/* ... and comes back to it after a round. */
+	dp_post(rx, second);
+	KUNIT_EXPECT_NOT_NULL(test, ipng_rx_refill_next(rx));
+}
+
+static void ipng_dp_test_path_decide(struct kunit *test)
+{
+	unsigned long now = jiffies;
+
+	KUNIT_EXPECT_EQ(test, ipng_path_decide(IPNG_PATH_VALID, 0, 0, now),
+			IPNG_PATH_ACT_SEND);
+	KUNIT_EXPECT_EQ(test, ipng_path_decide(IPNG_PATH_RESOLVING, 0, 0, now),
+			IPNG_PATH_ACT_QUEUE);
+	KUNIT_EXPECT_EQ(test, ipng_path_decide(IPNG_PATH_RESOLVING,
+					       IPNG_PATH_QUEUE_LEN - 1, 0, now),
+			IPNG_PATH_ACT_QUEUE);
+	KUNIT_EXPECT_EQ(test, ipng_path_decide(IPNG_PATH_RESOLVING,
+					       IPNG_PATH_QUEUE_LEN, 0, now),
+			IPNG_PATH_ACT_DROP_FULL);
+	KUNIT_EXPECT_EQ(test, ipng_path_decide(IPNG_PATH_FAILED, 0, now, now),
+			IPNG_PATH_ACT_DROP);
+	KUNIT_EXPECT_EQ(test, ipng_path_decide(IPNG_PATH_FAILED, 0, now,
+					       now + IPNG_PATH_RETRY + 1),
+			IPNG_PATH_ACT_RETRY);
+}
+
+/*
+ * A path being removed takes no packet and is never resolved again,
+ * whatever else would apply: a queued packet would be freed with it, a
+ * queued resolution would run after the free.
+ */
+static void ipng_dp_test_dead_path(struct kunit *test)
+{
+	unsigned long now = jiffies;
+	unsigned int qlen;
+
+	for (qlen = 0; qlen <= IPNG_PATH_QUEUE_LEN; qlen++) {
+		KUNIT_EXPECT_EQ(test, ipng_path_decide(IPNG_PATH_DEAD, qlen, 0,
+						       now),
+				IPNG_PATH_ACT_DROP_DEAD);
+		KUNIT_EXPECT_EQ(test, ipng_path_decide(IPNG_PATH_DEAD, qlen,
+						       now - 10 * HZ, now),
+				IPNG_PATH_ACT_DROP_DEAD);
+	}
+}
+
+static void ipng_dp_test_path_timeout_bounds(struct kunit *test)
+{
+	KUNIT_EXPECT_FALSE(test, ipng_path_timeout_valid(0));
+	KUNIT_EXPECT_TRUE(test, ipng_path_timeout_valid(1));
+	KUNIT_EXPECT_TRUE(test, ipng_path_timeout_valid(300));
+	KUNIT_EXPECT_TRUE(test, ipng_path_timeout_valid(IPNG_PATH_TIMEOUT_MAX));
+	KUNIT_EXPECT_FALSE(test,
+			   ipng_path_timeout_valid(IPNG_PATH_TIMEOUT_MAX + 1));
+	/* 4294968 s * HZ 1000 wrapped to 32 bits before the bound. */
+	KUNIT_EXPECT_FALSE(test, ipng_path_timeout_valid(4294968));
+	KUNIT_EXPECT_FALSE(test, ipng_path_timeout_valid(UINT_MAX));
+}
+
+static struct kunit_case ipng_dp_cases[] = {
+	KUNIT_CASE(ipng_dp_test_partial_fill),
+	KUNIT_CASE(ipng_dp_test_any_order),
+	KUNIT_CASE(ipng_dp_test_unknown_completion),
+	KUNIT_CASE(ipng_dp_test_refill),
+	KUNIT_CASE(ipng_dp_test_refill_resumes),
+	KUNIT_CASE(ipng_dp_test_path_decide),
+	KUNIT_CASE(ipng_dp_test_dead_path),
+	KUNIT_CASE(ipng_dp_test_path_timeout_bounds),
+	{}
+};
+
+struct kunit_suite ipng_dp_suite = {
+	.name = "ipoib_ng_datapath",
+	.test_cases = ipng_dp_cases,
+};
