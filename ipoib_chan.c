@@ -258,10 +258,13 @@ static int ipng_chan_poll(struct napi_struct *napi, int budget)
 		rx += ipng_chan_backlog(c, budget - rx);
 	if (c->steered)
 		ipng_chan_kick_steered(c);
-	/* Receive slots a repost or the first fill left empty. */
+	/* Receive slots a repost or the first fill left empty; not into a
+	 * QP in error, which would flush them straight back.
+	 */
 	if (unlikely(c->rx.posted < c->rx.size) &&
 	    test_bit(IPNG_F_OPEN, &ipd->flags) &&
-	    !test_bit(IPNG_F_QUIESCED, &ipd->flags))
+	    !test_bit(IPNG_F_QUIESCED, &ipd->flags) &&
+	    !test_bit(IPNG_F_RECOVER, &ipd->flags))
 		ipng_ud_refill(c, IPNG_WC_BATCH, GFP_ATOMIC);
 	ipng_chan_stat_add(c, &c->stats.polls, 1);
 	/* Feeds DIM where a direction is adaptive; a no-op otherwise. */
