@@ -175,7 +175,8 @@ channels_now() {
 
 ktap_begin ipoib_ng_e2e_recovery
 ktap_check "setup_ib0_up" setup
-vm_barrier rec-up 180
+# The other VM may still be running KUnit (vm1 only) or a longer suite.
+vm_barrier rec-up 900
 ktap_check "ping_peer" ping_each 3 "$PEERIP"
 if have_knobs; then
 	for v in 1 2; do
