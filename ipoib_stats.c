@@ -30,6 +30,7 @@ const char * const ipng_stat_names[IPNG_STAT_MAX] = {
 	[IPNG_STAT_TX_DROP_NOT_JOINED]	= "tx_drop_not_joined",
 	[IPNG_STAT_RX_DROP_BACKLOG]	= "rx_drop_backlog",
 	[IPNG_STAT_TX_TIMEOUT]		= "tx_timeouts",
+	[IPNG_STAT_CM_PEER_CAP]		= "cm_peer_cap_reached",
 };
 
 /**

@@ -39,6 +39,8 @@
  * @IPNG_STAT_RX_DROP_BACKLOG: received packet handed to another channel
  *	whose backlog was full
  * @IPNG_STAT_TX_TIMEOUT: send queues found stuck by the watchdog and reset
+ * @IPNG_STAT_CM_PEER_CAP: connections refused (sent over UD instead)
+ *	because the peer's GID holds IPNG_CM_PER_PEER connections already
  * @IPNG_STAT_MAX: number of counters
  */
 enum ipng_stat {
@@ -64,6 +66,7 @@ enum ipng_stat {
 	IPNG_STAT_TX_DROP_NOT_JOINED,
 	IPNG_STAT_RX_DROP_BACKLOG,
 	IPNG_STAT_TX_TIMEOUT,
+	IPNG_STAT_CM_PEER_CAP,
 	IPNG_STAT_MAX
 };
 
