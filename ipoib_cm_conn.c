@@ -455,7 +455,7 @@ void ipng_cm_table_destroy(struct ipng_cm *cm)
 static struct ipng_cm_tx *ipng_cm_tx_new(struct ipng_cm *cm,
 					 const struct ipng_cm_key *key)
 {
-	enum ipng_cm_verdict v = IPNG_CM_FULL_SETUP;
+	enum ipng_cm_verdict v = IPNG_CM_ADMIT;
 	struct ipng_cm_tx *tx, *old = NULL;
 
 	tx = kzalloc(sizeof(*tx), GFP_ATOMIC);
