@@ -299,6 +299,20 @@ bool ipng_cm_tx_room(struct ipng_dev *ipd)
 	return !cm || atomic_read(&cm->tx_inflight) < cm->tx_size;
 }
 
+/*
+ * The transmit path holds the lock of the skb's queue; a state step (and
+ * the fallback it sends through the neighbour again) holds every queue.
+ */
+static void ipng_cm_assert_xmit_locked(struct ipng_dev *ipd,
+				       struct sk_buff *skb)
+{
+	struct netdev_queue *txq;
+
+	txq = netdev_get_tx_queue(ipd->ndev, skb_get_queue_mapping(skb));
+	lockdep_assert(lockdep_is_held(&txq->_xmit_lock) ||
+		       lockdep_is_held(&ipd->ndev->tx_global_lock));
+}
+
 /* Whoever changes @tx's queue, ring head or state holds one of these. */
 static void ipng_cm_assert_send_locked(struct ipng_cm_tx *tx)
 {
@@ -470,6 +484,7 @@ bool ipng_cm_xmit(struct ipng_dev *ipd, struct sk_buff *skb, u32 qpn,
 	bool sent = true;
 	u32 mtu;
 
+	ipng_cm_assert_xmit_locked(ipd, skb);
 	if (!cm || !READ_ONCE(cm->running))
 		goto fallback;
 	memset(&key, 0, sizeof(key));
