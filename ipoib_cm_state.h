@@ -19,6 +19,7 @@
  * @IPNG_CM_CLOSING: being torn down (disconnect, error, reaping)
  * @IPNG_CM_FAILED: active side: no connection could be made; packets use
  *	the datagram path until the entry is retried
+ * @IPNG_CM_NR_STATES: number of states
  */
 enum ipng_cm_state {
 	IPNG_CM_IDLE,
@@ -44,6 +45,7 @@ enum ipng_cm_state {
  * @IPNG_CM_EV_IDLE: unused longer than the reap timeout
  * @IPNG_CM_EV_CLOSE: the interface closes the connection (stop, flush,
  *	mode change)
+ * @IPNG_CM_NR_EVENTS: number of events
  */
 enum ipng_cm_event {
 	IPNG_CM_EV_REQ_SENT,
