@@ -6,10 +6,13 @@
  * InfiniBand specification (chapter 12) as IPoIB uses it (RFC 4755):
  * active side REQ -> REP -> RTU, passive side REQ -> REP -> RTU, either
  * side DREQ -> DREP. It also says what a step means to an observer (up,
- * failed, closed), which the tracepoints report.
+ * failed, closed), which the tracepoints report, and owns the limits the
+ * driver applies: the connection budget, the per-peer, setup, marker and
+ * receive-ring caps, the connect queue bounds and the parameter ranges.
  */
 #include <linux/bits.h>
 #include <linux/errno.h>
+#include <linux/jiffies.h>
 #include <linux/kernel.h>
 #include <kunit/visibility.h>
 
@@ -285,3 +288,154 @@ void ipng_cm_budget_return(struct ipng_cm_budget *b)
 	atomic_dec(&b->count);
 }
 EXPORT_SYMBOL_IF_KUNIT(ipng_cm_budget_return);
+
+/**
+ * ipng_cm_admit() - whether one more connection may be made or accepted
+ * @use: what the interface holds now
+ * @own_ring: the connection would have a receive ring of its own (an
+ *	incoming one without SRQ)
+ * @own_ring_max: cap on such connections (ipng_cm_own_ring_max())
+ *
+ * The max_connections slot is taken separately (ipng_cm_budget_take());
+ * these are the caps no single peer or flood may exceed whatever
+ * max_connections says.
+ *
+ * Return: %IPNG_CM_ADMIT or the cap that refuses.
+ */
+enum ipng_cm_verdict ipng_cm_admit(const struct ipng_cm_usage *use,
+				   bool own_ring, unsigned int own_ring_max)
+{
+	if (use->setup >= IPNG_CM_SETUP_MAX)
+		return IPNG_CM_FULL_SETUP;
+	if (use->peer >= IPNG_CM_PER_PEER)
+		return IPNG_CM_FULL_PEER;
+	if (own_ring && use->own_ring >= own_ring_max)
+		return IPNG_CM_FULL_RING;
+	return IPNG_CM_ADMIT;
+}
+EXPORT_SYMBOL_IF_KUNIT(ipng_cm_admit);
+
+/**
+ * ipng_cm_in_setup() - whether a connection in @state is still being made
+ * @state: its state
+ *
+ * Return: true for the states counted against %IPNG_CM_SETUP_MAX.
+ */
+bool ipng_cm_in_setup(enum ipng_cm_state state)
+{
+	return state == IPNG_CM_IDLE || state == IPNG_CM_REQ_SENT ||
+	       state == IPNG_CM_REP_SENT;
+}
+EXPORT_SYMBOL_IF_KUNIT(ipng_cm_in_setup);
+
+/**
+ * ipng_cm_marker_keep() - whether a failed outgoing entry stays as a marker
+ * @markers: markers kept already
+ *
+ * Past the cap the entry goes at once: the next packet to that peer asks
+ * for a new connection, which the caps above then rule on.
+ *
+ * Return: true while fewer than %IPNG_CM_MARKERS_MAX are kept.
+ */
+bool ipng_cm_marker_keep(unsigned int markers)
+{
+	return markers < IPNG_CM_MARKERS_MAX;
+}
+EXPORT_SYMBOL_IF_KUNIT(ipng_cm_marker_keep);
+
+/**
+ * ipng_cm_reap_due() - whether the reaper closes an outgoing entry
+ * @state: its state
+ * @now: jiffies
+ * @last_used: jiffies of its last packet
+ * @timeout: cm_idle_timeout in jiffies
+ * @retry_at: failed: jiffies from which a new connect may be tried
+ *
+ * A failed marker expires at its retry time whether packets still come or
+ * not; anything else but a closing entry when unused for @timeout.
+ *
+ * Return: true to close it.
+ */
+bool ipng_cm_reap_due(enum ipng_cm_state state, unsigned long now,
+		      unsigned long last_used, unsigned long timeout,
+		      unsigned long retry_at)
+{
+	switch (state) {
+	case IPNG_CM_FAILED:
+		return !time_before(now, retry_at);
+	case IPNG_CM_CLOSING:
+		return false;
+	default:
+		return time_after(now, last_used + timeout);
+	}
+}
+EXPORT_SYMBOL_IF_KUNIT(ipng_cm_reap_due);
+
+/**
+ * ipng_cm_queue_ok() - whether a packet may wait for its connection
+ * @qlen: packets the connection holds already
+ * @qbytes: their truesize
+ * @total: truesize of the packets all connections of the interface hold
+ * @truesize: truesize of the new packet
+ *
+ * Return: true when the packet fits every bound.
+ */
+bool ipng_cm_queue_ok(unsigned int qlen, unsigned int qbytes,
+		      unsigned int total, unsigned int truesize)
+{
+	return qlen < IPNG_CM_QUEUE_MAX &&
+	       truesize <= IPNG_CM_QUEUE_BYTES - min_t(unsigned int, qbytes,
+						       IPNG_CM_QUEUE_BYTES) &&
+	       truesize <= IPNG_CM_BACKLOG_BYTES - min_t(unsigned int, total,
+							 IPNG_CM_BACKLOG_BYTES);
+}
+EXPORT_SYMBOL_IF_KUNIT(ipng_cm_queue_ok);
+
+/**
+ * ipng_cm_own_ring_max() - cap on incoming connections without SRQ
+ * @rx_cqe: receive CQ entries available to their rings
+ *
+ * Return: %IPNG_CM_OWN_RING_MAX, or fewer when the CQ cannot hold all of
+ * their receives.
+ */
+unsigned int ipng_cm_own_ring_max(unsigned int rx_cqe)
+{
+	return min_t(unsigned int, IPNG_CM_OWN_RING_MAX,
+		     rx_cqe / IPNG_CM_RX_RING);
+}
+EXPORT_SYMBOL_IF_KUNIT(ipng_cm_own_ring_max);
+
+/**
+ * ipng_cm_param_check() - range of a writable module parameter
+ * @param: which one
+ * @val: the value written
+ * @min: set to the lowest value allowed
+ * @max: set to the highest value allowed
+ *
+ * max_connections: 0 (connected mode sends everything over UD) to 65536,
+ * the most RC QPs a port is given here. cm_idle_timeout: 1 s to one day;
+ * 0 would close connections as they come up.
+ *
+ * Return: 0, or -ERANGE for a value outside [@min, @max], -EINVAL for an
+ * unknown @param.
+ */
+int ipng_cm_param_check(enum ipng_cm_param param, unsigned int val,
+			unsigned int *min, unsigned int *max)
+{
+	switch (param) {
+	case IPNG_CM_PARAM_MAX_CONN:
+		*min = 0;
+		*max = 65536;
+		break;
+	case IPNG_CM_PARAM_IDLE:
+		*min = 1;
+		*max = 86400;
+		break;
+	default:
+		*min = 0;
+		*max = 0;
+		return -EINVAL;
+	}
+	return val < *min || val > *max ? -ERANGE : 0;
+}
+EXPORT_SYMBOL_IF_KUNIT(ipng_cm_param_check);

@@ -19,6 +19,7 @@
  * @IPNG_CM_CLOSING: being torn down (disconnect, error, reaping)
  * @IPNG_CM_FAILED: active side: no connection could be made; packets use
  *	the datagram path until the entry is retried
+ * @IPNG_CM_NR_STATES: number of states
  */
 enum ipng_cm_state {
 	IPNG_CM_IDLE,
@@ -44,6 +45,7 @@ enum ipng_cm_state {
  * @IPNG_CM_EV_IDLE: unused longer than the reap timeout
  * @IPNG_CM_EV_CLOSE: the interface closes the connection (stop, flush,
  *	mode change)
+ * @IPNG_CM_NR_EVENTS: number of events
  */
 enum ipng_cm_event {
 	IPNG_CM_EV_REQ_SENT,
@@ -117,5 +119,82 @@ struct ipng_cm_budget {
 
 bool ipng_cm_budget_take(struct ipng_cm_budget *b);
 void ipng_cm_budget_return(struct ipng_cm_budget *b);
+
+/*
+ * Limits of connected mode; Documentation/ipoib_ng.rst says why each has
+ * its value and what it costs in memory.
+ *
+ * IPNG_CM_PER_PEER: connections (both directions) with one remote port
+ *	GID: one each way for up to four interfaces on that port, twice over
+ *	for connections replaced while the old one still closes.
+ * IPNG_CM_SETUP_MAX: connections being made (both directions) at once. A
+ *	connection only gets past setup with a peer that answers, so this is
+ *	all a flood of forged link addresses can hold.
+ * IPNG_CM_MARKERS_MAX: failed outgoing entries kept (they send over UD
+ *	until IPNG_CM_RETRY has passed, then expire).
+ * IPNG_CM_OWN_RING_MAX: incoming connections with a receive ring of their
+ *	own (no SRQ); each pins IPNG_CM_RX_RING buffers of up to 64 KiB.
+ * IPNG_CM_QUEUE_MAX, IPNG_CM_QUEUE_BYTES: packets (and their truesize)
+ *	one connection holds while it is being made;
+ *	IPNG_CM_BACKLOG_BYTES: the same over all connections of an interface.
+ */
+#define IPNG_CM_PER_PEER	16
+#define IPNG_CM_SETUP_MAX	64
+#define IPNG_CM_MARKERS_MAX	256
+#define IPNG_CM_OWN_RING_MAX	16
+#define IPNG_CM_RX_RING		32
+#define IPNG_CM_QUEUE_MAX	64
+#define IPNG_CM_QUEUE_BYTES	(256 * 1024)
+#define IPNG_CM_BACKLOG_BYTES	(4 * 1024 * 1024)
+
+/**
+ * struct ipng_cm_usage - what an interface holds when a connection asks in
+ * @setup: connections being made, both directions
+ * @peer: connections holding a slot with the peer's GID
+ * @own_ring: incoming connections with a receive ring of their own
+ */
+struct ipng_cm_usage {
+	unsigned int setup;
+	unsigned int peer;
+	unsigned int own_ring;
+};
+
+/**
+ * enum ipng_cm_verdict - whether a new connection may be made or accepted
+ * @IPNG_CM_ADMIT: yes
+ * @IPNG_CM_FULL_SETUP: %IPNG_CM_SETUP_MAX connections are being made
+ * @IPNG_CM_FULL_PEER: the peer's GID holds %IPNG_CM_PER_PEER connections
+ * @IPNG_CM_FULL_RING: %IPNG_CM_OWN_RING_MAX (or fewer, what the receive
+ *	CQ has room for) incoming connections have receive rings
+ */
+enum ipng_cm_verdict {
+	IPNG_CM_ADMIT,
+	IPNG_CM_FULL_SETUP,
+	IPNG_CM_FULL_PEER,
+	IPNG_CM_FULL_RING,
+};
+
+/**
+ * enum ipng_cm_param - the writable connected-mode module parameters
+ * @IPNG_CM_PARAM_MAX_CONN: max_connections
+ * @IPNG_CM_PARAM_IDLE: cm_idle_timeout (seconds)
+ */
+enum ipng_cm_param {
+	IPNG_CM_PARAM_MAX_CONN,
+	IPNG_CM_PARAM_IDLE,
+};
+
+enum ipng_cm_verdict ipng_cm_admit(const struct ipng_cm_usage *use,
+				   bool own_ring, unsigned int own_ring_max);
+bool ipng_cm_in_setup(enum ipng_cm_state state);
+bool ipng_cm_marker_keep(unsigned int markers);
+bool ipng_cm_reap_due(enum ipng_cm_state state, unsigned long now,
+		      unsigned long last_used, unsigned long timeout,
+		      unsigned long retry_at);
+bool ipng_cm_queue_ok(unsigned int qlen, unsigned int qbytes,
+		      unsigned int total, unsigned int truesize);
+unsigned int ipng_cm_own_ring_max(unsigned int rx_cqe);
+int ipng_cm_param_check(enum ipng_cm_param param, unsigned int val,
+			unsigned int *min, unsigned int *max);
 
 #endif /* IPNG_CM_STATE_H */

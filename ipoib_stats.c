@@ -32,6 +32,7 @@ const char * const ipng_stat_names[IPNG_STAT_MAX] = {
 	[IPNG_STAT_TX_TIMEOUT]		= "tx_timeouts",
 	[IPNG_STAT_QP_ERRORS]		= "qp_errors",
 	[IPNG_STAT_RECOVERIES]		= "recoveries",
+	[IPNG_STAT_CM_PEER_CAP]		= "cm_peer_cap_reached",
 };
 
 /**

@@ -42,6 +42,8 @@
  * @IPNG_STAT_QP_ERRORS: UD QP errors seen (an async event, an error or
  *	flush completion outside our own resets, a failed repost)
  * @IPNG_STAT_RECOVERIES: channel resets done, whatever their cause
+ * @IPNG_STAT_CM_PEER_CAP: connections refused (sent over UD instead)
+ *	because the peer's GID holds IPNG_CM_PER_PEER connections already
  * @IPNG_STAT_MAX: number of counters
  */
 enum ipng_stat {
@@ -69,6 +71,7 @@ enum ipng_stat {
 	IPNG_STAT_TX_TIMEOUT,
 	IPNG_STAT_QP_ERRORS,
 	IPNG_STAT_RECOVERIES,
+	IPNG_STAT_CM_PEER_CAP,
 	IPNG_STAT_MAX
 };
 

@@ -8,8 +8,12 @@
 # switch under a running iperf3, one side connected and the other
 # datagram, the connections in /proc and debugfs, idle reaping, the
 # max_connections cap with its fallback to UD and ICMP "fragmentation
-# needed", and last `rdma link delete` with connections up, on each side
-# in turn. Defaults are restored before the module is unloaded. IPv6 is
+# needed", the parameter ranges, the per-peer cap and the bound on the
+# connection table under a flood of forged link addresses (failed markers
+# capped and expiring), `rdma link delete` with connections up, and
+# `rdma link delete` under ping right after both sides went back to
+# datagram mode (the passive-side releases then race with the stop: the
+# shared receive queue must outlive every QP on it). Defaults are restored before the module is unloaded. IPv6 is
 # off on ib0 so that no traffic but the tests' own makes connections.
 # KTAP on stdout.
 set -u
@@ -666,6 +670,154 @@ t_rdma_delete() {
 	return $rc
 }
 
+# Writes outside the documented ranges fail and leave the value as it was.
+t_param_limits() {
+	local rc=0 p v
+	for p in max_connections:65537 max_connections:-1 max_connections:x \
+		cm_idle_timeout:0 cm_idle_timeout:86401; do
+		v=$(val "$PARAM/${p%%:*}")
+		if (echo "${p#*:}" > "$PARAM/${p%%:*}") 2>/dev/null; then
+			echo "${p%%:*}=${p#*:} accepted"
+			rc=1
+		fi
+		expect_eq "$(val "$PARAM/${p%%:*}")" "$v" "${p%%:*} after ${p#*:}" || rc=1
+	done
+	set_param max_connections 65536 && set_param max_connections 4096 || rc=1
+	return $rc
+}
+
+# flood KIND N: N permanent neighbours 10.11.x.y with forged RC link
+# addresses, one UDP datagram to each, from one python3 (programs are slow
+# here). KIND peer: the peer's GID with fresh QPNs (one host claiming
+# thousands of interfaces); gids: fresh GIDs as well.
+flood() {
+	python3 - "$1" "$2" "$PEER_HEX" <<'EOF_PY'
+import socket, subprocess, sys
+kind, n, peer = sys.argv[1], int(sys.argv[2]), sys.argv[3]
+cmds, ips = [], []
+for i in range(n):
+    ip = "10.11.%d.%d" % (1 + i // 250, 1 + i % 250)
+    gid = peer[8:] if kind == "peer" else "00000000000000000000ffff0a63%04x" % i
+    h = "80%06x%s" % (0x200000 + i, gid)
+    ll = ":".join(h[j:j + 2] for j in range(0, 40, 2))
+    cmds.append("neigh replace %s lladdr %s dev ib0 nud permanent" % (ip, ll))
+    ips.append(ip)
+subprocess.run(["ip", "-batch", "-"], input="\n".join(cmds) + "\n",
+               text=True, check=True)
+s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+for ip in ips:
+    s.sendto(b"ipng", (ip, 9))
+EOF_PY
+}
+
+flood_cleanup() {
+	ip neigh flush dev ib0 nud permanent
+	ip addr del 10.11.0.254/16 dev ib0 2>/dev/null
+	return 0
+}
+
+# shellcheck disable=SC2317  # called through wait_for
+no_failed() { [ "$(cm_count '^tx .* state failed ')" = 0 ]; }
+
+# vm1: 40 forged QPNs on the peer's GID. At most IPNG_CM_PER_PEER (16)
+# connections with that GID, the rest refused and counted; the failed
+# attempts are markers that go at their retry time (10 s); the real peer
+# still answers.
+t_peer_cap() {
+	local pc0 pc1 n rc=0
+	ip addr add 10.11.0.254/16 dev ib0 || return 1
+	pc0=$(ethstat cm_peer_cap_reached)
+	flood peer 40 || { flood_cleanup; return 1; }
+	n=$(cm_count "^(tx|rx) qpn 0x[0-9a-f]{6} gid $PEER_GID_RE ")
+	pc1=$(ethstat cm_peer_cap_reached)
+	echo "cm_peer_cap_reached $pc0 -> $pc1; entries with the peer's GID: $n"
+	[ $((pc1 - pc0)) -ge 20 ] || { echo "fewer than 20 refusals"; rc=1; }
+	[ "$n" -le 16 ] || { echo "more than 16 entries with one GID"; cm_dump; rc=1; }
+	wait_for 40 no_failed || { echo "failed markers did not expire:"; cm_dump; rc=1; }
+	pings 3 "$PEERIP" || rc=1
+	flood_cleanup
+	return $rc
+}
+
+# vm1: 600 forged (QPN, GID) pairs. Failed markers stay within 256,
+# connections being made within 64, the table within both; the markers
+# expire and the real peer still answers.
+t_table_bound() {
+	local failed setup n rc=0 c0 c1
+	ip addr add 10.11.0.254/16 dev ib0 || return 1
+	c0=$(ethstat cm_cap_reached)
+	flood gids 600 || { flood_cleanup; return 1; }
+	sleep 2
+	failed=$(cm_count '^tx .* state failed ')
+	setup=$(cm_count '^(tx|rx) .* state (idle|req_sent|rep_sent) ')
+	n=$(cm_count .)
+	c1=$(ethstat cm_cap_reached)
+	echo "entries $n: failed $failed, being made $setup; cm_cap_reached $c0 -> $c1"
+	[ "$failed" -le 256 ] || { echo "more than 256 failed markers"; rc=1; }
+	[ "$setup" -le 64 ] || { echo "more than 64 being made"; rc=1; }
+	[ "$n" -le $((256 + 64 + 2)) ] || { echo "table over its bound"; rc=1; }
+	pings 3 "$PEERIP" || rc=1
+	wait_for 40 no_failed || { echo "failed markers did not expire:"; cm_dump | tail -5; rc=1; }
+	flood_cleanup
+	return $rc
+}
+
+# ipoib_ng's SRQs (rdma res names the kernel user).
+srqs() {
+	local l n=0
+	while IFS= read -r l; do
+		[[ $l =~ ipoib_ng ]] && n=$((n + 1))
+	done <<<"$(rdma res show srq)"
+	echo $n
+}
+
+# Both directions live over RC at 60000 bytes before the SRQ scenario.
+t_srq_prepare() {
+	echo "ipng-cm-srq" > /dev/kmsg
+	pings 3 -Mdo -s 60000 "$PEERIP" || return 1
+	both_live || { echo "not both directions live:"; cm_dump; return 1; }
+	[ "$ME" = 1 ] || expect_eq "$(srqs)" 1 "ipoib_ng SRQs"
+}
+
+# vm1 goes back to datagram (its connections close, vm2's incoming ones
+# are released); vm2, pinging vm1, goes back to datagram and at once
+# deletes rxe0 while those releases run, adds it again and brings ib0 up.
+t_srq_delete() {
+	local rc=0 pid
+	if [ "$ME" = 1 ]; then
+		t_to_datagram || rc=1
+		vm_publish cm-srq-dgram 1
+		vm_fetch 2 cm-srq-deleted 180 > /dev/null || rc=1
+	else
+		ping -i 0.2 -s 1000 -W 1 "$PEERIP" > /dev/null 2>&1 &
+		pid=$!
+		vm_fetch 1 cm-srq-dgram 120 > /dev/null || rc=1
+		ip link set ib0 type ipoib mode datagram || rc=1
+		rdma link delete rxe0 || rc=1
+		wait_for 20 no_ib0 || { echo "ib0 still there"; rc=1; }
+		kill "$pid" 2>/dev/null
+		vm_publish cm-srq-deleted 1
+		rdma link add rxe0 type rxe netdev eth0 || return 1
+		wait_for 20 has_ib0 || { echo "no ib0 after rdma link add"; return 1; }
+		bring_up || return 1
+		mode_is datagram || rc=1
+		expect_eq "$(srqs)" 1 "ipoib_ng SRQs of the new ib0" || rc=1
+	fi
+	scan_since ipng-cm-srq || rc=1
+	return $rc
+}
+
+# The new vm2 and vm1 talk again, both ways.
+t_srq_after() {
+	if [ "$ME" = 2 ]; then
+		ping_each 3 "$PEERIP" || return 1
+		vm_publish cm-srq-pinged 1
+	else
+		vm_fetch 2 cm-srq-pinged 120 > /dev/null || return 1
+		ping_each 3 "$PEERIP" || return 1
+	fi
+}
+
 # PEER_* are the peer's new address here (main shell, peer_info).
 t_after_readd() {
 	local del=$1
@@ -763,6 +915,16 @@ vm_barrier cm-capped 180
 [ "$ME" = 1 ] && echo 4096 > $PARAM/max_connections
 ip route flush cache
 
+# Limits: parameter ranges, the per-peer cap and the table bound (vm1
+# floods, vm2 is the peer whose GID is used).
+check "params_out_of_range_refused" t_param_limits
+vm_barrier cm-limits 120
+if [ "$ME" = 1 ]; then
+	check "per_peer_cap_16_markers_expire" t_peer_cap
+	check "forged_addresses_table_bounded" t_table_bound
+fi
+vm_barrier cm-limits-done 300
+
 # Last: rdma link delete on vm1 with connections up both ways; vm2 sees
 # its peer vanish and come back.
 echo 3 > $PARAM/cm_idle_timeout
@@ -776,6 +938,14 @@ if [ "$ME" = 2 ]; then
 fi
 check "ping_60000_after_rdma_link_add" t_after_readd 1
 vm_barrier cm-rdma-done 180
+
+# The SRQ scenario: traffic both ways, back to datagram, rdma link delete
+# on vm2 under ping, add again, ib0 works.
+check "srq_connections_up_both_ways" t_srq_prepare
+vm_barrier cm-srq-live 120
+check "srq_datagram_then_rdma_delete_under_ping" t_srq_delete
+check "srq_ib0_works_after_rdma_link_add" t_srq_after
+vm_barrier cm-srq-done 180
 
 check "defaults_restored" t_restore
 vm_barrier cm-end 180

@@ -3,7 +3,9 @@
  * KUnit suite for the pure logic of connected mode: the RFC 4755 helpers
  * of ipoib_wire.h (service ID, REQ/REP private data), every transition of
  * the connection state machine in ipoib_cm_state.c, what each step
- * reports to tracing, and the connection budget. No device and no CM:
+ * reports to tracing, the connection budget and the limits (per-peer,
+ * setup, marker and receive-ring caps, marker expiry, connect-queue bounds,
+ * parameter ranges) the driver applies. No device and no CM:
  * the functions are fed values and their results compared with what the
  * RFC and the state table say.
  */
@@ -828,6 +830,286 @@ static void ipng_cm_test_budget_negative(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, atomic_read(&b.count), -1);
 }
 
+/* The caps of ipng_cm_admit(), one at a time, at their edges. */
+
+static void ipng_cm_test_admit_free(struct kunit *test)
+{
+	struct ipng_cm_usage use = { 0 };
+
+	KUNIT_EXPECT_EQ(test, ipng_cm_admit(&use, false, 16), IPNG_CM_ADMIT);
+	KUNIT_EXPECT_EQ(test, ipng_cm_admit(&use, true, 16), IPNG_CM_ADMIT);
+	use.setup = IPNG_CM_SETUP_MAX - 1;
+	use.peer = IPNG_CM_PER_PEER - 1;
+	use.own_ring = 15;
+	KUNIT_EXPECT_EQ(test, ipng_cm_admit(&use, true, 16), IPNG_CM_ADMIT);
+}
+
+static void ipng_cm_test_admit_setup_cap(struct kunit *test)
+{
+	struct ipng_cm_usage use = { .setup = IPNG_CM_SETUP_MAX };
+
+	KUNIT_EXPECT_EQ(test, ipng_cm_admit(&use, false, 16),
+			IPNG_CM_FULL_SETUP);
+	use.setup = UINT_MAX;
+	KUNIT_EXPECT_EQ(test, ipng_cm_admit(&use, false, 16),
+			IPNG_CM_FULL_SETUP);
+}
+
+/* One remote GID never holds more than IPNG_CM_PER_PEER connections. */
+static void ipng_cm_test_admit_per_peer(struct kunit *test)
+{
+	struct ipng_cm_usage use = { .peer = IPNG_CM_PER_PEER };
+
+	KUNIT_EXPECT_EQ(test, IPNG_CM_PER_PEER, 16);
+	KUNIT_EXPECT_EQ(test, ipng_cm_admit(&use, false, 16),
+			IPNG_CM_FULL_PEER);
+	KUNIT_EXPECT_EQ(test, ipng_cm_admit(&use, true, 16),
+			IPNG_CM_FULL_PEER);
+}
+
+/* Without SRQ: a ring per connection, capped; with one, no such cap. */
+static void ipng_cm_test_admit_own_ring(struct kunit *test)
+{
+	struct ipng_cm_usage use = { .own_ring = 16 };
+
+	KUNIT_EXPECT_EQ(test, ipng_cm_admit(&use, true, 16),
+			IPNG_CM_FULL_RING);
+	KUNIT_EXPECT_EQ(test, ipng_cm_admit(&use, false, 16), IPNG_CM_ADMIT);
+	use.own_ring = 0;
+	KUNIT_EXPECT_EQ(test, ipng_cm_admit(&use, true, 0),
+			IPNG_CM_FULL_RING);
+}
+
+/*
+ * A flood as in the finding: ARP requests from thousands of fresh QPNs on
+ * one GID, none of which ever answers a REQ. The driver's bookkeeping is
+ * modelled: an admitted connection stays in setup (counts against the
+ * setup and per-peer caps) until it fails, then becomes a marker within
+ * the marker cap. The table (setting up + markers) must stay bounded.
+ */
+static void ipng_cm_test_flood_bounded(struct kunit *test)
+{
+	struct ipng_cm_usage use = { 0 };
+	unsigned int markers = 0, admitted = 0, refused_peer = 0, i;
+	unsigned int table = 0, most = 0;
+
+	for (i = 0; i < 10000; i++) {
+		switch (ipng_cm_admit(&use, false, 16)) {
+		case IPNG_CM_ADMIT:
+			admitted++;
+			use.setup++;
+			use.peer++;
+			table++;
+			break;
+		case IPNG_CM_FULL_PEER:
+			refused_peer++;
+			break;
+		default:
+			break;
+		}
+		most = max(most, table);
+		/* Every 8th attempt, the oldest one fails (REJ). */
+		if (i % 8 == 7 && use.setup) {
+			use.setup--;
+			use.peer--;
+			if (ipng_cm_marker_keep(markers))
+				markers++;
+			else
+				table--;
+		}
+	}
+	KUNIT_EXPECT_LE(test, use.peer, IPNG_CM_PER_PEER);
+	KUNIT_EXPECT_LE(test, markers, IPNG_CM_MARKERS_MAX);
+	KUNIT_EXPECT_LE(test, most, IPNG_CM_PER_PEER + IPNG_CM_MARKERS_MAX);
+	KUNIT_EXPECT_GT(test, refused_peer, 0);
+	KUNIT_EXPECT_GT(test, admitted, IPNG_CM_PER_PEER);
+}
+
+/* Fresh GIDs as well: then the setup cap holds the line. */
+static void ipng_cm_test_flood_fresh_gids(struct kunit *test)
+{
+	struct ipng_cm_usage use = { 0 };
+	unsigned int admitted = 0, i;
+
+	for (i = 0; i < 10000; i++) {
+		use.peer = 0;		/* every packet from a new GID */
+		if (ipng_cm_admit(&use, false, 16) == IPNG_CM_ADMIT) {
+			admitted++;
+			use.setup++;
+		}
+	}
+	KUNIT_EXPECT_EQ(test, admitted, IPNG_CM_SETUP_MAX);
+}
+
+static void ipng_cm_test_in_setup(struct kunit *test)
+{
+	KUNIT_EXPECT_TRUE(test, ipng_cm_in_setup(IPNG_CM_IDLE));
+	KUNIT_EXPECT_TRUE(test, ipng_cm_in_setup(IPNG_CM_REQ_SENT));
+	KUNIT_EXPECT_TRUE(test, ipng_cm_in_setup(IPNG_CM_REP_SENT));
+	KUNIT_EXPECT_FALSE(test, ipng_cm_in_setup(IPNG_CM_LIVE));
+	KUNIT_EXPECT_FALSE(test, ipng_cm_in_setup(IPNG_CM_CLOSING));
+	KUNIT_EXPECT_FALSE(test, ipng_cm_in_setup(IPNG_CM_FAILED));
+	KUNIT_EXPECT_FALSE(test, ipng_cm_in_setup(IPNG_CM_NR_STATES));
+}
+
+/*
+ * Every step the state machine can take out of a setup state either stays
+ * in setup or leaves it for good: the setup count is given back once.
+ */
+static void ipng_cm_test_setup_left_once(struct kunit *test)
+{
+	unsigned int act;
+	int st, ev;
+
+	for (st = 0; st < IPNG_CM_NR_STATES; st++) {
+		for (ev = 0; ev < IPNG_CM_NR_EVENTS; ev++) {
+			enum ipng_cm_state next = ipng_cm_step(st, ev, &act);
+
+			if (!ipng_cm_in_setup(st))
+				KUNIT_EXPECT_FALSE_MSG(test,
+						       ipng_cm_in_setup(next),
+						       "%s --%s--> %s",
+						       ipng_cm_state_name(st),
+						       ipng_cm_event_name(ev),
+						       ipng_cm_state_name(next));
+		}
+	}
+}
+
+static void ipng_cm_test_marker_cap(struct kunit *test)
+{
+	KUNIT_EXPECT_TRUE(test, ipng_cm_marker_keep(0));
+	KUNIT_EXPECT_TRUE(test, ipng_cm_marker_keep(IPNG_CM_MARKERS_MAX - 1));
+	KUNIT_EXPECT_FALSE(test, ipng_cm_marker_keep(IPNG_CM_MARKERS_MAX));
+	KUNIT_EXPECT_FALSE(test, ipng_cm_marker_keep(UINT_MAX));
+}
+
+/* A marker expires at its retry time, however busy the peer. */
+static void ipng_cm_test_marker_expiry(struct kunit *test)
+{
+	unsigned long now = 100000, t = 60 * HZ;
+
+	KUNIT_EXPECT_FALSE(test, ipng_cm_reap_due(IPNG_CM_FAILED, now, now, t,
+						  now + 1));
+	KUNIT_EXPECT_TRUE(test, ipng_cm_reap_due(IPNG_CM_FAILED, now, now, t,
+						 now));
+	KUNIT_EXPECT_TRUE(test, ipng_cm_reap_due(IPNG_CM_FAILED, now, now, t,
+						 now - 10 * HZ));
+	/* Across a jiffies wrap. */
+	KUNIT_EXPECT_TRUE(test, ipng_cm_reap_due(IPNG_CM_FAILED, 5, 5, t,
+						 ULONG_MAX - 5));
+	KUNIT_EXPECT_FALSE(test, ipng_cm_reap_due(IPNG_CM_FAILED, ULONG_MAX - 5,
+						  ULONG_MAX - 5, t, 5));
+}
+
+static void ipng_cm_test_reap_idle(struct kunit *test)
+{
+	unsigned long now = 100000, t = 3 * HZ;
+	int st;
+
+	for (st = 0; st < IPNG_CM_NR_STATES; st++) {
+		if (st == IPNG_CM_FAILED)
+			continue;
+		KUNIT_EXPECT_FALSE(test, ipng_cm_reap_due(st, now, now - t, t,
+							  0));
+		KUNIT_EXPECT_EQ_MSG(test, ipng_cm_reap_due(st, now,
+							   now - t - 1, t, 0),
+				    st != IPNG_CM_CLOSING, "%s",
+				    ipng_cm_state_name(st));
+	}
+}
+
+static void ipng_cm_test_queue_bounds(struct kunit *test)
+{
+	KUNIT_EXPECT_TRUE(test, ipng_cm_queue_ok(0, 0, 0, 2048));
+	KUNIT_EXPECT_TRUE(test, ipng_cm_queue_ok(IPNG_CM_QUEUE_MAX - 1, 0, 0,
+						 1024));
+	KUNIT_EXPECT_FALSE(test, ipng_cm_queue_ok(IPNG_CM_QUEUE_MAX, 0, 0, 1));
+	/* Bytes of one connection. */
+	KUNIT_EXPECT_TRUE(test, ipng_cm_queue_ok(1, IPNG_CM_QUEUE_BYTES - 100,
+						 IPNG_CM_QUEUE_BYTES, 100));
+	KUNIT_EXPECT_FALSE(test, ipng_cm_queue_ok(1, IPNG_CM_QUEUE_BYTES - 100,
+						  IPNG_CM_QUEUE_BYTES, 101));
+	KUNIT_EXPECT_FALSE(test, ipng_cm_queue_ok(0, 0, 0,
+						  IPNG_CM_QUEUE_BYTES + 1));
+	/* Bytes of the interface. */
+	KUNIT_EXPECT_TRUE(test, ipng_cm_queue_ok(0, 0,
+						 IPNG_CM_BACKLOG_BYTES - 4096,
+						 4096));
+	KUNIT_EXPECT_FALSE(test, ipng_cm_queue_ok(0, 0,
+						  IPNG_CM_BACKLOG_BYTES - 4096,
+						  4097));
+	KUNIT_EXPECT_FALSE(test, ipng_cm_queue_ok(0, 0, UINT_MAX, 1));
+	KUNIT_EXPECT_FALSE(test, ipng_cm_queue_ok(0, UINT_MAX, 0, 1));
+}
+
+/* 64 KiB packets: the whole connect backlog stays within its bound. */
+static void ipng_cm_test_queue_fill(struct kunit *test)
+{
+	unsigned int total = 0, q, n, conns = 0, truesize = 66816;
+
+	for (conns = 0; conns < IPNG_CM_SETUP_MAX; conns++) {
+		unsigned int qbytes = 0;
+
+		for (q = 0; q < 1000; q++) {
+			if (!ipng_cm_queue_ok(q, qbytes, total, truesize))
+				break;
+			qbytes += truesize;
+			total += truesize;
+		}
+		n = q;
+		KUNIT_EXPECT_LE(test, qbytes, IPNG_CM_QUEUE_BYTES);
+		KUNIT_EXPECT_LE(test, n, IPNG_CM_QUEUE_MAX);
+	}
+	KUNIT_EXPECT_LE(test, total, IPNG_CM_BACKLOG_BYTES);
+	KUNIT_EXPECT_GT(test, total, IPNG_CM_BACKLOG_BYTES - truesize - 1);
+}
+
+/* Without SRQ: at most 16 connections of 32 x 64 KiB = 2 MiB each. */
+static void ipng_cm_test_own_ring_max(struct kunit *test)
+{
+	KUNIT_EXPECT_EQ(test, ipng_cm_own_ring_max(16384), IPNG_CM_OWN_RING_MAX);
+	KUNIT_EXPECT_EQ(test, ipng_cm_own_ring_max(IPNG_CM_OWN_RING_MAX *
+						   IPNG_CM_RX_RING),
+			IPNG_CM_OWN_RING_MAX);
+	KUNIT_EXPECT_EQ(test, ipng_cm_own_ring_max(5 * IPNG_CM_RX_RING + 1), 5);
+	KUNIT_EXPECT_EQ(test, ipng_cm_own_ring_max(IPNG_CM_RX_RING - 1), 0);
+	KUNIT_EXPECT_EQ(test, ipng_cm_own_ring_max(0), 0);
+	KUNIT_EXPECT_LE(test, (u64)IPNG_CM_OWN_RING_MAX * IPNG_CM_RX_RING *
+			IPNG_CM_BUF_LEN, 32ULL << 20);
+}
+
+static void ipng_cm_test_param_ranges(struct kunit *test)
+{
+	unsigned int min, max;
+
+	KUNIT_EXPECT_EQ(test, ipng_cm_param_check(IPNG_CM_PARAM_MAX_CONN, 0,
+						  &min, &max), 0);
+	KUNIT_EXPECT_EQ(test, min, 0);
+	KUNIT_EXPECT_EQ(test, max, 65536);
+	KUNIT_EXPECT_EQ(test, ipng_cm_param_check(IPNG_CM_PARAM_MAX_CONN, 4096,
+						  &min, &max), 0);
+	KUNIT_EXPECT_EQ(test, ipng_cm_param_check(IPNG_CM_PARAM_MAX_CONN, 65536,
+						  &min, &max), 0);
+	KUNIT_EXPECT_EQ(test, ipng_cm_param_check(IPNG_CM_PARAM_MAX_CONN, 65537,
+						  &min, &max), -ERANGE);
+	KUNIT_EXPECT_EQ(test, ipng_cm_param_check(IPNG_CM_PARAM_MAX_CONN,
+						  UINT_MAX, &min, &max),
+			-ERANGE);
+
+	KUNIT_EXPECT_EQ(test, ipng_cm_param_check(IPNG_CM_PARAM_IDLE, 0,
+						  &min, &max), -ERANGE);
+	KUNIT_EXPECT_EQ(test, min, 1);
+	KUNIT_EXPECT_EQ(test, max, 86400);
+	KUNIT_EXPECT_EQ(test, ipng_cm_param_check(IPNG_CM_PARAM_IDLE, 1,
+						  &min, &max), 0);
+	KUNIT_EXPECT_EQ(test, ipng_cm_param_check(IPNG_CM_PARAM_IDLE, 86400,
+						  &min, &max), 0);
+	KUNIT_EXPECT_EQ(test, ipng_cm_param_check(IPNG_CM_PARAM_IDLE, 86401,
+						  &min, &max), -ERANGE);
+	KUNIT_EXPECT_EQ(test, ipng_cm_param_check(42, 1, &min, &max), -EINVAL);
+}
+
 static struct kunit_case ipng_cm_cases[] = {
 	KUNIT_CASE(ipng_cm_test_service_id),
 	KUNIT_CASE(ipng_cm_test_service_id_masks_qpn),
@@ -865,6 +1147,21 @@ static struct kunit_case ipng_cm_cases[] = {
 	KUNIT_CASE(ipng_cm_test_budget_never_over),
 	KUNIT_CASE(ipng_cm_test_budget_lower_max),
 	KUNIT_CASE(ipng_cm_test_budget_negative),
+	KUNIT_CASE(ipng_cm_test_admit_free),
+	KUNIT_CASE(ipng_cm_test_admit_setup_cap),
+	KUNIT_CASE(ipng_cm_test_admit_per_peer),
+	KUNIT_CASE(ipng_cm_test_admit_own_ring),
+	KUNIT_CASE(ipng_cm_test_flood_bounded),
+	KUNIT_CASE(ipng_cm_test_flood_fresh_gids),
+	KUNIT_CASE(ipng_cm_test_in_setup),
+	KUNIT_CASE(ipng_cm_test_setup_left_once),
+	KUNIT_CASE(ipng_cm_test_marker_cap),
+	KUNIT_CASE(ipng_cm_test_marker_expiry),
+	KUNIT_CASE(ipng_cm_test_reap_idle),
+	KUNIT_CASE(ipng_cm_test_queue_bounds),
+	KUNIT_CASE(ipng_cm_test_queue_fill),
+	KUNIT_CASE(ipng_cm_test_own_ring_max),
+	KUNIT_CASE(ipng_cm_test_param_ranges),
 	{}
 };
 
