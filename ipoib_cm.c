@@ -37,13 +37,13 @@ static bool ipng_cm_srq = true;
 static int ipng_cm_param_set(const char *val, const struct kernel_param *kp,
 			     enum ipng_cm_param param)
 {
-	unsigned int v, min, max;
-	int err;
+	unsigned int v = 0, min, max;
+	int err, range;
 
 	err = kstrtouint(val, 0, &v);
-	if (!err)
-		err = ipng_cm_param_check(param, v, &min, &max);
-	if (err) {
+	/* The range is looked up for the message even when @val is no number. */
+	range = ipng_cm_param_check(param, v, &min, &max);
+	if (err || range) {
 		pr_err("ipoib_ng: %s must be a number from %u to %u\n",
 		       kp->name, min, max);
 		return -EINVAL;

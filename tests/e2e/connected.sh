@@ -672,7 +672,7 @@ t_rdma_delete() {
 
 # Writes outside the documented ranges fail and leave the value as it was.
 t_param_limits() {
-	local rc=0 p v
+	local rc=0 p v out
 	for p in max_connections:65537 max_connections:-1 max_connections:x \
 		cm_idle_timeout:0 cm_idle_timeout:86401; do
 		v=$(val "$PARAM/${p%%:*}")
@@ -683,6 +683,14 @@ t_param_limits() {
 		expect_eq "$(val "$PARAM/${p%%:*}")" "$v" "${p%%:*} after ${p#*:}" || rc=1
 	done
 	set_param max_connections 65536 && set_param max_connections 4096 || rc=1
+	# Each refusal names the range, also for a value that is no number.
+	out=$(dmesg | grep -E 'ipoib_ng: (max_connections|cm_idle_timeout) must be')
+	if [[ $out != *"max_connections must be a number from 0 to 65536"* ]] ||
+		[[ $out != *"cm_idle_timeout must be a number from 1 to 86400"* ]] ||
+		[[ $out == *"from 0 to 0"* ]]; then
+		echo "log: $out"
+		rc=1
+	fi
 	return $rc
 }
 
