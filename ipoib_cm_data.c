@@ -306,8 +306,9 @@ bool ipng_cm_tx_room(struct ipng_dev *ipd)
 static void ipng_cm_assert_xmit_locked(struct ipng_dev *ipd,
 				       struct sk_buff *skb)
 {
-	struct netdev_queue *txq;
+	struct netdev_queue *txq __maybe_unused;
 
+	/* Without lockdep the assertion is empty and @txq unused. */
 	txq = netdev_get_tx_queue(ipd->ndev, skb_get_queue_mapping(skb));
 	lockdep_assert(lockdep_is_held(&txq->_xmit_lock) ||
 		       lockdep_is_held(&ipd->ndev->tx_global_lock));
