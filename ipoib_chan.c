@@ -675,6 +675,11 @@ void ipng_chans_stop(struct ipng_dev *ipd)
  * CQs are polled again once channel 0 restarts. If the restart fails the
  * channels stay halted, carrier goes off, the queues stay stopped and the
  * channel watchdog tries again; @change has been applied either way.
+ *
+ * The device is detached meanwhile: a restart that posts thousands of
+ * buffers can take longer than the netdev watchdog's timeout under a
+ * debug kernel, and a stopped queue it saw would be taken for a stall
+ * (and reset again right after).
  */
 static int ipng_chans_restart(struct ipng_dev *ipd,
 			      void (*change)(struct ipng_dev *ipd, void *arg),
@@ -687,6 +692,7 @@ static int ipng_chans_restart(struct ipng_dev *ipd,
 	ASSERT_RTNL();
 	if (open) {
 		set_bit(IPNG_F_QUIESCED, &ipd->flags);
+		netif_device_detach(ipd->ndev);
 		netif_tx_disable(ipd->ndev);
 		ipng_chans_halt(ipd, false);
 	}
@@ -695,14 +701,19 @@ static int ipng_chans_restart(struct ipng_dev *ipd,
 		return 0;
 	err = ipng_chans_start(ipd);
 	clear_bit(IPNG_F_QUIESCED, &ipd->flags);
+	/* A timeout seen before the reset is answered by it. */
+	clear_bit(IPNG_F_WATCHDOG, &ipd->flags);
 	if (err) {
 		if (net_ratelimit())
 			netdev_err(ipd->ndev, "cannot restart the channels: %d; trying again\n",
 				   err);
+		/* Carrier off first: the watchdog leaves such a device be. */
 		netif_carrier_off(ipd->ndev);
+		netif_device_attach(ipd->ndev);
+		netif_tx_disable(ipd->ndev);
 		return err;
 	}
-	netif_tx_wake_all_queues(ipd->ndev);
+	netif_device_attach(ipd->ndev);
 	/* Carrier goes back on as the port says. */
 	if (!was_running)
 		ipng_dev_refresh(ipd);
@@ -998,9 +1009,14 @@ static void ipng_stall_work(struct work_struct *work)
 	for (i = 0; i < ipd->nchans && !halted; i++)
 		if (ipng_chan_stuck(ipng_chan(ipd, i)) && stuck < 0)
 			stuck = i;
-	if (stuck >= 0)
-		netdev_warn(ipd->ndev, "send queue of channel %d made no progress for %u ms, resetting the channels\n",
-			    stuck, jiffies_to_msecs(IPNG_STALL_TIMEOUT));
+	if (stuck >= 0) {
+		struct ipng_tx_ring *tx = &ipng_chan(ipd, stuck)->tx;
+
+		netdev_warn(ipd->ndev, "send queue of channel %d made no progress for %u ms (%u sends in flight, head %u tail %u), resetting the channels\n",
+			    stuck, jiffies_to_msecs(jiffies - tx->seen_at),
+			    ipng_tx_depth(ipng_chan(ipd, stuck)),
+			    READ_ONCE(tx->head), READ_ONCE(tx->tail));
+	}
 	error = test_and_clear_bit(IPNG_F_RECOVER, &ipd->flags);
 	watchdog = test_and_clear_bit(IPNG_F_WATCHDOG, &ipd->flags);
 	if (error)
