@@ -17,7 +17,7 @@
 # bound (--snd-timeout/--rcv-timeout; none has to be killed by its
 # timeout), the device or module comes back (`rdma link add`, insmod), ib0
 # gets its address again, both sides ping each other (60000 bytes in
-# connected mode), a 4 MiB TCP transfer (xfer.py, alternating direction)
+# connected mode), a 2 MiB TCP transfer (xfer.py, alternating direction)
 # arrives with the right sha256, in connected mode over live RC
 # connections both ways while the connections to the removed interface are
 # gone, ipoib_ng's module refcount is 0, and the kernel log of the round
@@ -59,7 +59,7 @@ END_BOUND=60
 # Bytes each direction must carry before the removal (ACKs alone stay far
 # below: one ACK of ~60 bytes per two segments).
 MIN_BYTES=262144
-XFER_BYTES=4194304
+XFER_BYTES=2097152
 SEND_FILE=/tmp/stress-send.bin
 RECV_FILE=/tmp/stress-recv.bin
 # The peer's link address (hex, 40 digits), its QPN and its GID as debugfs
@@ -108,8 +108,11 @@ bring_up() {
 		wait_for 20 carrier_up && wait_for 20 oper_up
 }
 
-# set_mode MODE: datagram, or connected at MTU 65520; read back.
+# set_mode MODE: datagram, or connected at MTU 65520; read back. The
+# route cache goes too: a path MTU learned while the peer was in datagram
+# mode (ICMP "fragmentation needed") would refuse 60000-byte pings.
 set_mode() {
+	ip route flush cache
 	ip link set ib0 type ipoib mode "$1" || return 1
 	if [ "$1" = connected ]; then
 		ip link set ib0 mtu $CM_MTU || return 1
@@ -209,6 +212,11 @@ cm_dump() {
 peer_live() {
 	[ "$(cm_count "^$1 qpn 0x$PEER_QPN gid $PEER_GID_RE state live ")" != 0 ]
 }
+# peer_lines DIR: our connections of direction DIR with the peer's GID,
+# up or being made (any QPN: a re-added interface may get its old QPN).
+peer_lines() { cm_count "^$1 qpn 0x[0-9a-f]{6} gid $PEER_GID_RE state ($COUNTED) "; }
+# shellcheck disable=SC2317  # called through wait_for
+one_each() { [ "$(peer_lines tx)" = 1 ] && [ "$(peer_lines rx)" = 1 ]; }
 # shellcheck disable=SC2317  # called through wait_for
 old_peer_gone() {
 	[ "$(cm_count "^(tx|rx) qpn 0x$OLD_QPN gid $PEER_GID_RE state ($COUNTED) ")" = 0 ]
@@ -309,7 +317,10 @@ t_readd() {
 		echo "no /proc or debugfs entry"
 		return 1
 	fi
-	expect_eq "$(stat_val connections)" 0 "connections of the new ib0" || return 1
+	# No check of its connection count: the peer's CM retries a REQ to the
+	# removed interface, whose QPN the new one may well have again (rxe
+	# reuses QPNs), and the new one accepts it; TCP's orphaned sockets of
+	# the iperf3s here retransmit as soon as the address is back.
 	set_mode "$mode"
 }
 
@@ -360,7 +371,9 @@ t_xfer() {
 }
 
 # Connected mode after the round: live RC connections with the peer both
-# ways, none left with the peer's removed interface (its old QPN).
+# ways, and nothing left of the connections with the peer's removed
+# interface: no connection to its old QPN if it has a new one, and
+# exactly one connection each way with the peer's GID.
 t_cm_after() {
 	local rc=0
 	wait_for 20 peer_live tx || { echo "no live tx connection to the peer"; rc=1; }
@@ -369,6 +382,8 @@ t_cm_after() {
 		wait_for 90 old_peer_gone ||
 			{ echo "connections with the removed peer (qpn 0x$OLD_QPN) stay"; rc=1; }
 	fi
+	wait_for 90 one_each ||
+		{ echo "not one connection each way: tx $(peer_lines tx), rx $(peer_lines rx)"; rc=1; }
 	[ $rc = 0 ] || cm_dump
 	return $rc
 }
