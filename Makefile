@@ -8,6 +8,7 @@
 #   make demo            two VMs with ipoib_ng, addresses and link info shown
 #   make vm-shell        two VMs, a shell on the first one
 #   make bench           throughput and latency on the fast kernel (see README)
+#   make soak            10 min of iperf3 under random mode/ethtool changes (README)
 
 CACHE ?= $(HOME)/.cache/ipoib_ng
 RUNNING_KDIR := /lib/modules/$(shell uname -r)/build
@@ -16,7 +17,7 @@ KDIR := $(shell if [ -d $(RUNNING_KDIR) ]; then echo $(RUNNING_KDIR); \
 	else tests/vm/kernel.sh debug --path-only; fi)
 endif
 
-.PHONY: all modules clean check demo vm-shell bench kernel
+.PHONY: all modules clean check demo vm-shell bench soak kernel
 
 all: modules
 
@@ -42,3 +43,6 @@ vm-shell:
 
 bench:
 	tests/bench/bench.sh
+
+soak:
+	tests/soak.sh
