@@ -519,7 +519,7 @@ void ipng_too_big(struct ipng_dev *ipd, struct sk_buff *skb,
 		  unsigned int mtu);
 struct ipng_slot *ipng_tx_slot(struct ipng_chan *c);
 void ipng_tx_posted(struct ipng_chan *c);
-struct ipng_slot *ipng_tx_ring_alloc(u32 size);
+struct ipng_slot *ipng_ring_alloc(u32 size);
 void ipng_tx_ring_set(struct ipng_chan *c, struct ipng_slot *slots, u32 size);
 void ipng_tx_ring_reset(struct ipng_chan *c);
 void ipng_tx_ring_drain(struct ipng_chan *c);
@@ -531,7 +531,6 @@ void ipng_ud_send(struct ipng_dev *ipd, struct sk_buff *skb,
 struct ipng_slot *ipng_rx_slot(struct ipng_rx_ring *rx, struct ib_cqe *cqe);
 struct ipng_slot *ipng_rx_refill_next(struct ipng_rx_ring *rx);
 int ipng_ud_refill(struct ipng_chan *c, int max, gfp_t gfp);
-struct ipng_slot *ipng_rx_ring_alloc(u32 size);
 void ipng_rx_ring_set(struct ipng_chan *c, struct ipng_slot *slots, u32 size);
 u32 ipng_rx_buf_len(struct ipng_dev *ipd);
 int ipng_ud_rings_alloc(struct ipng_chan *c, u32 send_size, u32 recv_size);

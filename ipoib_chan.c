@@ -767,13 +767,13 @@ static int ipng_chans_prepare(struct ipng_dev *ipd,
 	}
 	if (ch->tx_size != ipd->tx_ring_size) {
 		for (i = 0; i < kept; i++) {
-			ch->tx_slots[i] = ipng_tx_ring_alloc(ch->tx_size);
+			ch->tx_slots[i] = ipng_ring_alloc(ch->tx_size);
 			if (!ch->tx_slots[i])
 				return -ENOMEM;
 		}
 	}
 	if (ch->rx_size != ipd->rx_ring_size) {
-		ch->rx_slots = ipng_rx_ring_alloc(ch->rx_size);
+		ch->rx_slots = ipng_ring_alloc(ch->rx_size);
 		if (!ch->rx_slots)
 			return -ENOMEM;
 	}

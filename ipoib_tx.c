@@ -278,12 +278,13 @@ static void ipng_tx_done(struct ib_cq *cq, struct ib_wc *wc)
 }
 
 /**
- * ipng_tx_ring_alloc() - allocate an empty UD send ring
+ * ipng_ring_alloc() - allocate the empty slots of a send or receive ring
  * @size: entries (power of two)
  *
- * Return: the slots, or NULL. Large rings come from vmalloc space.
+ * Return: the slots, or NULL. Large rings come from vmalloc space (8192
+ * slots would be an order-4 allocation); free them with kvfree().
  */
-struct ipng_slot *ipng_tx_ring_alloc(u32 size)
+struct ipng_slot *ipng_ring_alloc(u32 size)
 {
 	return kvcalloc(size, sizeof(struct ipng_slot), GFP_KERNEL);
 }
@@ -291,7 +292,7 @@ struct ipng_slot *ipng_tx_ring_alloc(u32 size)
 /**
  * ipng_tx_ring_set() - give a channel a send ring
  * @c: channel whose send ring is empty (QP reset, completions drained)
- * @slots: from ipng_tx_ring_alloc(), or NULL
+ * @slots: from ipng_ring_alloc(), or NULL
  * @size: its entries
  *
  * The old ring, if any, is freed.

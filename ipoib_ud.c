@@ -375,20 +375,9 @@ static void ipng_rx_ring_drain(struct ipng_chan *c)
 }
 
 /**
- * ipng_rx_ring_alloc() - allocate an empty receive ring
- * @size: entries (power of two)
- *
- * Return: the slots, or NULL. Large rings come from vmalloc space.
- */
-struct ipng_slot *ipng_rx_ring_alloc(u32 size)
-{
-	return kvcalloc(size, sizeof(struct ipng_slot), GFP_KERNEL);
-}
-
-/**
  * ipng_rx_ring_set() - give a channel a receive ring
  * @c: channel whose receive ring is empty (QP reset, CQ drained)
- * @slots: from ipng_rx_ring_alloc(), or NULL
+ * @slots: from ipng_ring_alloc(), or NULL
  * @size: its entries
  *
  * The old ring, if any, is freed.
@@ -418,11 +407,11 @@ int ipng_ud_rings_alloc(struct ipng_chan *c, u32 send_size, u32 recv_size)
 {
 	struct ipng_slot *txs, *rxs = NULL;
 
-	txs = ipng_tx_ring_alloc(send_size);
+	txs = ipng_ring_alloc(send_size);
 	if (!txs)
 		return -ENOMEM;
 	if (recv_size) {
-		rxs = ipng_rx_ring_alloc(recv_size);
+		rxs = ipng_ring_alloc(recv_size);
 		if (!rxs) {
 			kvfree(txs);
 			return -ENOMEM;

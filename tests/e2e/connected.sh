@@ -51,13 +51,6 @@ expect_eq() {
 # Under TCG with KASAN every program started costs about half a second:
 # the helpers below read files with builtins where they can.
 
-# val FILE: the first line of FILE.
-val() {
-	local v=''
-	read -r v < "$1"
-	printf '%s' "$v"
-}
-
 # stat_val FILE NAME: the value of "NAME: value" in a stats file.
 stat_val() {
 	local k v

@@ -27,14 +27,6 @@ PEER=$((3 - IPNG_VM))
 MYIP=10.10.0.$ME
 PEERIP=10.10.0.$PEER
 
-# Every program a debug guest starts costs about a second: read files with
-# builtins.
-val() {
-	local v=''
-	read -r v < "$1"
-	printf '%s' "$v"
-}
-
 # es NAME: one ethtool -S counter.
 es() {
 	local k v

@@ -50,12 +50,6 @@ SEND_FILE=/tmp/soak-send.bin
 RECV_FILE=/tmp/soak-recv.bin
 CH_MAX=1 RX_MAX=$RING_MIN TX_MAX=$RING_MIN
 
-val() {
-	local v=''
-	read -r v < "$1"
-	printf '%s' "$v"
-}
-
 stat_val() {
 	local k v
 	while IFS=': ' read -r k v; do

@@ -72,12 +72,6 @@ COUNTED='idle|req_sent|rep_sent|live'
 # Under TCG with KASAN every program started costs about a second: files
 # are read with builtins.
 
-val() {
-	local v=''
-	read -r v < "$1"
-	printf '%s' "$v"
-}
-
 # stat_val NAME: "NAME: value" of /proc/net/ipoib/ib0/stats.
 stat_val() {
 	local k v

@@ -58,13 +58,6 @@ CH_MAX=0 RING_MAX=0 PEER_HEX=''
 # Under TCG with KASAN every program started costs about half a second:
 # files are read with builtins where possible.
 
-# val FILE: the first line of FILE.
-val() {
-	local v=''
-	read -r v < "$1"
-	printf '%s' "$v"
-}
-
 # note TEXT: a measurement for the record (tuning-notes.txt in the
 # results; passing tests print nothing).
 note() { printf '%s\n' "$*" >> "$IPNG_OUT/tuning-notes.txt"; }

@@ -208,6 +208,14 @@ ktap_end() {
 
 # --- ib0 helpers shared by the e2e suites ---
 
+# val FILE: the first line of FILE, read with a builtin (every program a
+# debug guest starts costs about a second).
+val() {
+	local v=''
+	read -r v < "$1"
+	printf '%s' "$v"
+}
+
 carrier_up() { [ "$(cat /sys/class/net/ib0/carrier 2>/dev/null)" = 1 ]; }
 oper_up() { [ "$(cat /sys/class/net/ib0/operstate 2>/dev/null)" = up ]; }
 
