@@ -123,7 +123,8 @@ fail_run() {
 # sysfs_write FILE VALUE: for fail_run (the write is the subshell's own).
 sysfs_write() { echo "$2" > "$1"; }
 
-# used ALLOC CMD...: bytes ALLOC hands to CMD, run under injection with a
+# used ALLOC CMD...: what ALLOC hands to CMD (bytes for failslab, pages
+# for fail_page_alloc: the units of `space`), run under injection with a
 # budget that cannot run out.
 used() {
 	local a=$1 left
@@ -328,7 +329,8 @@ points() {
 
 # sweep OP ALLOC ROUNDS: one KTAP test; its diagnostics list every round.
 sweep() {
-	local op=$1 a=$2 n=$3 base total s rc=0 r=0 inj=0 failed=0 line out
+	local op=$1 a=$2 n=$3 base total s rc=0 r=0 inj=0 failed=0 line out UNITS=bytes
+	[ "$a" = fail_page_alloc ] && UNITS=pages
 	"${op}_pre" > /dev/null 2>&1 || { echo "${op}_pre failed"; return 1; }
 	if [ "$op" = workers ]; then
 		base=0 total=65536
@@ -339,8 +341,8 @@ sweep() {
 		# Whatever that did, redo it cleanly and go back.
 		"${op}_post" > /dev/null 2>&1
 	fi
-	echo "$op/$a: base $base bytes, operation $total bytes"
-	note "$op/$a: base $base bytes, operation $total bytes"
+	echo "$op/$a: base $base, operation $total ($UNITS)"
+	note "$op/$a: base $base, operation $total ($UNITS)"
 	for s in $(points "$base" "$total" "$n"); do
 		r=$((r + 1))
 		"${op}_pre" > /dev/null 2>&1 || { echo "round $r: ${op}_pre failed"; rc=1; break; }
