@@ -225,6 +225,30 @@ cm_forged_lines() {
 # shellcheck disable=SC2317  # called through wait_for
 no_forged() { [ "$(cm_forged_lines)" = 0 ]; }
 
+# rx lines of the cm table but the real peer's.
+foreign_rx() {
+	local l n=0
+	while IFS= read -r l; do
+		[[ $l == "rx qpn 0x${PEER_QPN} "* ]] && continue
+		[[ $l == 'rx '* ]] && n=$((n + 1))
+	done < /sys/kernel/debug/ipoib_ng/ib0/cm
+	echo $n
+}
+
+# After the REQs with malformed private data (and before the well-formed
+# ones): no incoming connection but the real peer's.
+t_malformed_refused() {
+	local n rc=0
+	vm_fetch "$PEER" "hostile-$MODE-malformed" 900 > /dev/null || rc=1
+	sleep 2
+	n=$(foreign_rx)
+	vm_publish "hostile-$MODE-malformed-checked" 1
+	[ $rc = 0 ] || return 1
+	echo "incoming connections other than the peer's after $((3 * MALFORMED)) malformed REQs: $n"
+	note "$MODE rx entries after malformed REQs: $n"
+	[ "$n" = 0 ]
+}
+
 # Forged entries go: failed attempts and half-open ones within
 # cm_idle_timeout (60 s) and the REP timeouts, plus slack.
 t_drained() {
@@ -250,7 +274,7 @@ scan_since() {
 
 # --- attacker (vm2) ---
 
-VICTIM='' OWN=''
+VICTIM='' OWN='' PEER_QPN=''
 
 inject() {
 	local what=$1 out rc=0
@@ -314,6 +338,7 @@ round() {
 		echo "ipng-hostile-$MODE" > /dev/kmsg
 		check "${MODE}_victim_baseline" victim_prepare "$MODE"
 		vm_barrier "hostile-$MODE-go" 300
+		check "${MODE}_malformed_cm_reqs_refused" t_malformed_refused
 		check "${MODE}_victim_numbers" victim_collect "$MODE"
 		check "${MODE}_flood_arrived" t_flood_arrived "$MODE"
 		check "${MODE}_victim_answered_forged_requests" t_replies_made "$MODE"
@@ -333,6 +358,8 @@ round() {
 			check "${MODE}_cm_req_private_data_${k}" inject req --pdata $k \
 				--count $MALFORMED --pps 50 --seed $((RANDOM + 1))
 		done
+		vm_publish "hostile-$MODE-malformed" 1
+		vm_fetch 1 "hostile-$MODE-malformed-checked" 900 > /dev/null
 		check "${MODE}_cm_req_half_open_${REQS}" inject req --pdata valid \
 			--count "$REQS" --pps 50 --seed $((RANDOM + 1))
 		check "${MODE}_ping_answered_during_flood" t_ping_during
@@ -354,8 +381,10 @@ ktap_begin ipoib_ng_e2e_hostile
 check "setup_ib0_up" setup
 vm_publish hostile-addr "$(hex_addr)"
 vm_barrier hostile-up 180
+PEER_HEX=$(vm_fetch "$PEER" hostile-addr 60)
+PEER_QPN=${PEER_HEX:2:6}
 if [ "$ME" = 2 ]; then
-	VICTIM=$(vm_fetch 1 hostile-addr 60)
+	VICTIM=$PEER_HEX
 	OWN=$(hex_addr)
 	check "pyverbs_available" python3 -c 'import pyverbs.device'
 fi
