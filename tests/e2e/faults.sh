@@ -123,14 +123,14 @@ fail_run() {
 # sysfs_write FILE VALUE: for fail_run (the write is the subshell's own).
 sysfs_write() { echo "$2" > "$1"; }
 
-# used ALLOC CMD...: what ALLOC hands to CMD (bytes for failslab, pages
-# for fail_page_alloc: the units of `space`), run under injection with a
-# budget that cannot run out.
+# used ALLOC FUNC: what ALLOC hands to the failing task of FUNC (one of
+# the *_base and *_op functions below, which run their command through
+# fail_run), in bytes for failslab and pages for fail_page_alloc (the units
+# of `space`), with a budget that cannot run out.
 used() {
 	local a=$1 left
-	shift
 	arm "$a" $BIG
-	fail_run "$@"
+	"$2" > /dev/null 2>&1
 	left=$(val "$DBGFS/$a/space")
 	disarm
 	echo $((BIG - left))
@@ -356,7 +356,9 @@ sweep() {
 			[ "$RC" != 0 ] && failed=$((failed + 1))
 		fi
 		disarm
-		out=$(tail -c 300 $OUT | tr '\n' ' ')
+		out=$(< $OUT)
+		out=${out//$'\n'/ }
+		[ ${#out} -le 300 ] || out=${out: -300}
 		[ "$RC" != 0 ] && line+=" ($out)"
 		if [ "$RC" = 124 ]; then
 			line+=" HANG"
