@@ -133,7 +133,7 @@ victim_prepare() {
 	ethstat rx_packets > "$NUMS-$mode.rx0"
 	note "$mode before: $(tr '\n' ' ' < "$NUMS-$mode.before")"
 	rm -f $STOP
-	python3 "$HOSTILE" sample --stop $STOP --interval 0.5 > "$NUMS-$mode.sample" 2>&1 &
+	python3 "$HOSTILE" sample --stop $STOP --interval 1 > "$NUMS-$mode.sample" 2>&1 &
 	echo $! > "$NUMS-$mode.pid"
 }
 
