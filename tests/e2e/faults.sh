@@ -29,7 +29,7 @@
 # the harness after the script). KTAP on stdout.
 #
 # Environment: IPNG_FAULTS_ROUNDS (failslab rounds per operation, default
-# 8), IPNG_FAULTS_PAGE_ROUNDS (fail_page_alloc rounds, default 3),
+# 6), IPNG_FAULTS_PAGE_ROUNDS (fail_page_alloc rounds, default 2),
 # IPNG_FAULTS_OPS (comma-separated subset of: insmod,open,channels,rings,
 # mode_sysfs,mode_iplink,xmit,workers).
 set -u
@@ -44,8 +44,8 @@ ME=$IPNG_VM
 PEER=$((3 - IPNG_VM))
 MYIP=10.13.0.$ME
 PEERIP=10.13.0.$PEER
-ROUNDS_SLAB=${IPNG_FAULTS_ROUNDS:-8}
-ROUNDS_PAGE=${IPNG_FAULTS_PAGE_ROUNDS:-3}
+ROUNDS_SLAB=${IPNG_FAULTS_ROUNDS:-6}
+ROUNDS_PAGE=${IPNG_FAULTS_PAGE_ROUNDS:-2}
 OPS=${IPNG_FAULTS_OPS:-insmod,open,channels,rings,mode_sysfs,mode_iplink,xmit,workers}
 BIG=1000000000
 OUT=/tmp/faults.out
