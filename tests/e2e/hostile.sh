@@ -1,0 +1,397 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# End-to-end suite "hostile", run on both VMs: a peer that misbehaves must
+# not exhaust the other side. vm2 (the attacker) floods vm1 (the victim)
+# through its own verbs (tests/e2e/hostile.py, pyverbs and ib_umad) with
+#   - IPoIB ARP requests (UD, Q_Key 0x0B1B, GRH) that each carry a distinct
+#     forged sender link address (RC flag + a fresh QPN + the attacker's
+#     GID) and sender IP, which the victim answers by unicast to the forged
+#     address: in connected mode one connection attempt each;
+#   - IPv6 Neighbor Solicitations with the same kind of forged source
+#     link-layer address options;
+#   - CM REQs to the victim's service ID with malformed private data, and
+#     well-formed ones that are never completed (half-open).
+# Once with ib0 in connected mode on both sides, once in datagram mode;
+# vm1's max_connections is lowered to $MAXCONN both times, so that the
+# flood is well past it. vm1 asserts the bounds: connections (/proc) and the debugfs
+# connection table within max_connections, the driver's neighbour table
+# within its documented cap, kernel memory (Slab + Percpu + VmallocUsed,
+# after drop_caches) grown by less than $MEM_BOUND_KB, the table emptied
+# again after the attack, and a clean kernel log; vm2 asserts that every
+# injected packet was sent and that its own pings were answered during the
+# flood and pings and a short iperf3 work after it. The numbers go to
+# hostile-notes.txt in the results. KTAP on stdout.
+#
+# Environment: IPNG_HOSTILE_COUNT (forged ARP and NS each, default 5000),
+# IPNG_HOSTILE_PPS (their rate, default 250/s), IPNG_HOSTILE_REQS (half-
+# open REQs, default 400), IPNG_HOSTILE_MAXCONN (default 256).
+set -u
+# shellcheck source=tests/vm/guest-lib.sh disable=SC1091
+. "$IPNG_REPO/tests/vm/guest-lib.sh"
+
+KO=$IPNG_REPO/ipoib_ng.ko
+HOSTILE=$IPNG_REPO/tests/e2e/hostile.py
+NET=/sys/class/net
+PARAM=/sys/module/ipoib_ng/parameters
+ME=$IPNG_VM
+PEER=$((3 - IPNG_VM))
+# A /16, so that thousands of forged senders are in the subnet.
+MYIP=10.12.0.$ME
+PEERIP=10.12.0.$PEER
+MYIP6=fd20::$ME
+PEERIP6=fd20::$PEER
+FORGED_IP=10.12.1.0
+FORGED_IP6=fd20::1:0
+COUNT=${IPNG_HOSTILE_COUNT:-5000}
+PPS=${IPNG_HOSTILE_PPS:-250}
+REQS=${IPNG_HOSTILE_REQS:-400}
+MAXCONN=${IPNG_HOSTILE_MAXCONN:-256}
+MALFORMED=50
+# ipoib_neigh.c: IPNG_NEIGH_MAX.
+NEIGH_MAX=8192
+# Kernel memory the attack may leave behind (and add at its peak): 64 MiB.
+# What a correct driver keeps for it is bounded by max_connections
+# connections ($MAXCONN RC QPs with their rings in rxe, a few hundred KiB
+# each at most at the default queue sizes; less than 64 MiB even for all of
+# them at once) plus at most NEIGH_MAX neighbour entries of ~100 bytes and
+# the kernel's own ARP/ND tables (gc_thresh3 = 1024 entries each). A
+# table that grows with every forged address passes this bound within a
+# few thousand addresses; 64 MiB is also ~3% of the guest's 2 GiB.
+MEM_BOUND_KB=65536
+STOP=/tmp/hostile-sample.stop
+
+val() {
+	local v=''
+	read -r v < "$1"
+	printf '%s' "$v"
+}
+
+note() { printf '%s\n' "$*" >> "$IPNG_OUT/hostile-notes.txt"; }
+
+hex_addr() { local a; a=$(val $NET/ib0/address); printf '%s' "${a//:/}"; }
+has_ib0() { [ -e $NET/ib0 ]; }
+
+setup() {
+	insmod "$KO" && wait_for 10 has_ib0 || return 1
+	ip addr add "$MYIP/16" dev ib0 &&
+		ip -6 addr add "$MYIP6/64" dev ib0 nodad &&
+		ip link set ib0 up && wait_for 10 carrier_up && wait_for 10 oper_up
+}
+
+# --- numbers: hostile.py prints key=value lines; kept in arrays ---
+
+declare -A BEFORE=() SAMPLE=() AFTER=()
+RX0=0
+
+# load ARRAY FILE: the key=value lines of FILE into the associative ARRAY.
+load() {
+	local -n arr=$1
+	local k v
+	[ -r "$2" ] || { echo "no $2"; return 1; }
+	arr=()
+	while IFS='=' read -r k v; do
+		# shellcheck disable=SC2034  # a nameref
+		[ -n "$k" ] && arr["$k"]=$v
+	done < "$2"
+}
+
+# kmem ARRAY [PREFIX]: Slab + Percpu + VmallocUsed in kB.
+kmem() {
+	local -n a=$1
+	local p=${2:-}
+	echo $((${a[${p}slab_kb]:-0} + ${a[${p}percpu_kb]:-0} + ${a[${p}vmallocused_kb]:-0}))
+}
+
+drop_caches() { sync; echo 3 > /proc/sys/vm/drop_caches; }
+
+ethstat() {
+	local k v
+	while IFS=': ' read -r k v; do
+		if [ "$k" = "$1" ]; then
+			printf '%s' "$v"
+			return
+		fi
+	done <<<"$(ethtool -S ib0)"
+}
+
+# --- victim (vm1) ---
+# ktap_check runs every test in a subshell: the numbers go through files
+# (/tmp/hostile-<mode>.{before,sample,after}, .rx0), each test loads them.
+
+NUMS=/tmp/hostile
+
+# shellcheck disable=SC2317  # called through wait_for
+gone() { ! kill -0 "$1" 2>/dev/null; }
+
+victim_prepare() {
+	local mode=$1
+	echo "$MAXCONN" > $PARAM/max_connections || return 1
+	ip neigh flush dev ib0
+	drop_caches
+	python3 "$HOSTILE" snap > "$NUMS-$mode.before" || return 1
+	ethstat rx_packets > "$NUMS-$mode.rx0"
+	note "$mode before: $(tr '\n' ' ' < "$NUMS-$mode.before")"
+	rm -f $STOP
+	python3 "$HOSTILE" sample --stop $STOP --interval 1 > "$NUMS-$mode.sample" 2>&1 &
+	echo $! > "$NUMS-$mode.pid"
+}
+
+victim_collect() {
+	local mode=$1 pid
+	vm_fetch "$PEER" "hostile-$mode-done" 900 > /dev/null || return 1
+	# Let the attempts the flood started end (REJs, REP timeouts).
+	sleep 10
+	: > $STOP
+	pid=$(val "$NUMS-$mode.pid")
+	wait_for 60 gone "$pid" || { echo "sampler still running"; return 1; }
+	grep -q '^samples=' "$NUMS-$mode.sample" || { cat "$NUMS-$mode.sample"; return 1; }
+	drop_caches
+	python3 "$HOSTILE" snap > "$NUMS-$mode.after" || return 1
+	note "$mode during (max_ = largest sample): $(tr '\n' ' ' < "$NUMS-$mode.sample")"
+	note "$mode after: $(tr '\n' ' ' < "$NUMS-$mode.after")"
+}
+
+# numbers MODE: BEFORE, SAMPLE, AFTER and RX0 from the files.
+numbers() {
+	load BEFORE "$NUMS-$1.before" && load SAMPLE "$NUMS-$1.sample" &&
+		load AFTER "$NUMS-$1.after" && RX0=$(val "$NUMS-$1.rx0")
+}
+
+t_flood_arrived() {
+	local rx1
+	numbers "$1" || return 1
+	rx1=$(ethstat rx_packets)
+	echo "rx_packets $RX0 -> $rx1; arp allocs ${BEFORE[arp_allocs]} -> ${AFTER[arp_allocs]}" \
+		"(table_fulls ${BEFORE[arp_table_fulls]} -> ${AFTER[arp_table_fulls]});" \
+		"nd allocs ${BEFORE[nd_allocs]} -> ${AFTER[nd_allocs]}" \
+		"(table_fulls ${BEFORE[nd_table_fulls]} -> ${AFTER[nd_table_fulls]})"
+	note "$1 rx_packets $RX0 -> $rx1"
+	# The ARP and NS floods (the REQs come on QP1, not ib0).
+	[ $((rx1 - RX0)) -ge $((2 * COUNT * 9 / 10)) ] ||
+		{ echo "fewer than 90% of the $((2 * COUNT)) packets arrived"; return 1; }
+}
+
+t_replies_made() {
+	numbers "$1" || return 1
+	# Each request the kernel took made a neighbour (as far as its tables let it).
+	local a=$((AFTER[arp_allocs] - BEFORE[arp_allocs])) n=$((AFTER[nd_allocs] - BEFORE[nd_allocs]))
+	echo "new ARP neighbours $a, new ND neighbours $n; driver neighbours at most ${SAMPLE[max_neigh]}"
+	[ "$a" -ge 1000 ] && [ "$n" -ge 1000 ]
+}
+
+t_conn_bound() {
+	numbers "$1" || return 1
+	echo "connections (/proc) at most ${SAMPLE[max_connections]:-?}, cap $MAXCONN"
+	[ "${SAMPLE[max_connections]:-999999}" -le "$MAXCONN" ]
+}
+
+t_table_bound() {
+	numbers "$1" || return 1
+	echo "debugfs cm lines at most ${SAMPLE[max_cm_lines]} (tx ${SAMPLE[max_cm_tx]}," \
+		"rx ${SAMPLE[max_cm_rx]}, forged QPNs ${SAMPLE[max_cm_forged]}), cap $MAXCONN"
+	[ "${SAMPLE[max_cm_lines]}" -le "$MAXCONN" ]
+}
+
+t_neigh_bound() {
+	numbers "$1" || return 1
+	echo "driver neighbours at most ${SAMPLE[max_neigh]} (cap $NEIGH_MAX), paths at most ${SAMPLE[max_paths]}"
+	[ "${SAMPLE[max_neigh]}" -le $NEIGH_MAX ] && [ "${SAMPLE[max_paths]}" -le 16 ]
+}
+
+t_memory() {
+	local b p a
+	numbers "$1" || return 1
+	b=$(kmem BEFORE)
+	p=$(kmem SAMPLE max_)
+	a=$(kmem AFTER)
+	echo "Slab+Percpu+VmallocUsed: before $b kB, largest sample $p kB (+$((p - b)))," \
+		"after drop_caches $a kB (+$((a - b))); bound +$MEM_BOUND_KB kB" \
+		"(Slab ${BEFORE[slab_kb]} -> ${AFTER[slab_kb]}, Percpu ${BEFORE[percpu_kb]} -> ${AFTER[percpu_kb]}," \
+		"VmallocUsed ${BEFORE[vmallocused_kb]} -> ${AFTER[vmallocused_kb]})"
+	note "$1 memory: before $b kB, peak sample $p kB, after $a kB"
+	[ $((a - b)) -lt $MEM_BOUND_KB ] && [ $((p - b)) -lt $MEM_BOUND_KB ]
+}
+
+cm_forged_lines() {
+	local l n=0 q
+	while IFS= read -r l; do
+		[[ $l =~ ^(tx|rx)\ qpn\ 0x([0-9a-f]{6}) ]] || continue
+		q=$((16#${BASH_REMATCH[2]}))
+		[ $q -ge $((0x800000)) ] && n=$((n + 1))
+	done < /sys/kernel/debug/ipoib_ng/ib0/cm
+	echo $n
+}
+# shellcheck disable=SC2317  # called through wait_for
+no_forged() { [ "$(cm_forged_lines)" = 0 ]; }
+
+# rx lines of the cm table but the real peer's.
+foreign_rx() {
+	local l n=0
+	while IFS= read -r l; do
+		[[ $l == "rx qpn 0x${PEER_QPN} "* ]] && continue
+		[[ $l == 'rx '* ]] && n=$((n + 1))
+	done < /sys/kernel/debug/ipoib_ng/ib0/cm
+	echo $n
+}
+
+# After the REQs with malformed private data (and before the well-formed
+# ones): no incoming connection but the real peer's.
+t_malformed_refused() {
+	local n rc=0
+	vm_fetch "$PEER" "hostile-$MODE-malformed" 900 > /dev/null || rc=1
+	sleep 2
+	n=$(foreign_rx)
+	vm_publish "hostile-$MODE-malformed-checked" 1
+	[ $rc = 0 ] || return 1
+	echo "incoming connections other than the peer's after $((3 * MALFORMED)) malformed REQs: $n"
+	note "$MODE rx entries after malformed REQs: $n"
+	[ "$n" = 0 ]
+}
+
+# Forged entries go: failed attempts and half-open ones within
+# cm_idle_timeout (60 s) and the REP timeouts, plus slack.
+t_drained() {
+	local t0=$SECONDS
+	if ! wait_for 150 no_forged; then
+		echo "$(cm_forged_lines) entries for forged QPNs left after 150 s; connections $(stats_conns)"
+		return 1
+	fi
+	echo "forged entries gone after $((SECONDS - t0)) s"
+}
+
+stats_conns() {
+	local k v
+	while IFS=': ' read -r k v; do
+		[ "$k" = connections ] && { printf '%s' "$v"; return; }
+	done < /proc/net/ipoib/ib0/stats
+}
+
+scan_since() {
+	dmesg | sed -n "/$1/,\$p" > "/tmp/$1.log"
+	"$IPNG_REPO/tests/vm/scan-logs.sh" "/tmp/$1.log"
+}
+
+# --- attacker (vm2) ---
+
+VICTIM='' OWN='' PEER_QPN=''
+
+inject() {
+	local what=$1 out rc=0
+	shift
+	out=$(timeout 600 python3 "$HOSTILE" "$what" --victim "$VICTIM" --own "$OWN" "$@" 2>&1) || rc=$?
+	printf '%s\n' "$out"
+	note "$MODE $what $*: $out"
+	return $rc
+}
+
+PINGLOG=/tmp/hostile-ping.out
+ping_start() {
+	ping -i 1 -W 5 "$PEERIP" > $PINGLOG 2>&1 &
+	echo $! > /tmp/hostile-ping.pid
+}
+
+# Every echo request of the pings that ran during the flood answered
+# (the last one may still have been on its way).
+t_ping_during() {
+	local pid out tx rx
+	pid=$(val /tmp/hostile-ping.pid)
+	kill -INT "$pid"
+	wait_for 10 gone "$pid" || { echo "ping did not stop"; return 1; }
+	out=$(tail -3 $PINGLOG)
+	echo "$out"
+	note "$MODE ping during the flood: ${out//$'\n'/ }"
+	[[ $out =~ ([0-9]+)\ packets\ transmitted,\ ([0-9]+)\ received ]] || return 1
+	tx=${BASH_REMATCH[1]} rx=${BASH_REMATCH[2]}
+	[ "$tx" -ge 10 ] && [ "$rx" -ge $((tx - 1)) ]
+}
+
+t_iperf_after() {
+	local out
+	if [ "$ME" = 1 ]; then
+		timeout 90 iperf3 -s -1 -B "$MYIP" > /tmp/hostile-iperf-s.out 2>&1 &
+		echo $! > /tmp/hostile-iperf.pid
+		vm_barrier "hostile-$MODE-iperf" 120 || return 1
+		wait "$(val /tmp/hostile-iperf.pid)" || { tail -5 /tmp/hostile-iperf-s.out; return 1; }
+		return 0
+	fi
+	vm_barrier "hostile-$MODE-iperf" 120 || return 1
+	sleep 2
+	out=$(timeout 60 iperf3 -c "$PEERIP" -t 5 2>&1) || { printf '%s\n' "$out" | tail -5; return 1; }
+	out=$(printf '%s\n' "$out" | grep receiver)
+	echo "$out"
+	note "$MODE iperf3 after the flood: $out"
+	[[ $out =~ \ ([0-9.]+)\ [KMG]bits/sec ]]
+}
+
+check() {
+	echo "# hostile: $1 at ${SECONDS}s" >&2
+	ktap_check "$@"
+}
+
+# round MODE: one attack with ib0 in MODE on both sides.
+round() {
+	MODE=$1
+	check "${MODE}_mode_set" ip link set ib0 type ipoib mode "$MODE"
+	vm_barrier "hostile-$MODE-mode" 120
+	if [ "$ME" = 1 ]; then
+		echo "ipng-hostile-$MODE" > /dev/kmsg
+		check "${MODE}_victim_baseline" victim_prepare "$MODE"
+		vm_barrier "hostile-$MODE-go" 300
+		check "${MODE}_malformed_cm_reqs_refused" t_malformed_refused
+		check "${MODE}_victim_numbers" victim_collect "$MODE"
+		check "${MODE}_flood_arrived" t_flood_arrived "$MODE"
+		check "${MODE}_victim_answered_forged_requests" t_replies_made "$MODE"
+		check "${MODE}_connections_within_max_connections" t_conn_bound "$MODE"
+		check "${MODE}_cm_table_within_max_connections" t_table_bound "$MODE"
+		check "${MODE}_neigh_and_path_tables_bounded" t_neigh_bound "$MODE"
+		check "${MODE}_kernel_memory_growth_below_64MiB" t_memory "$MODE"
+	else
+		vm_barrier "hostile-$MODE-go" 300
+		ping_start
+		check "${MODE}_arp_flood_${COUNT}_forged_senders" inject arp \
+			--victim-ip "$PEERIP" --base-ip $FORGED_IP --count "$COUNT" --pps "$PPS"
+		check "${MODE}_ns_flood_${COUNT}_forged_senders" inject ns \
+			--victim-ip6 "$PEERIP6" --base-ip6 $FORGED_IP6 --count "$COUNT" --pps "$PPS"
+		local k
+		for k in zero short-buf random; do
+			check "${MODE}_cm_req_private_data_${k}" inject req --pdata $k \
+				--count $MALFORMED --pps 50 --seed $((RANDOM + 1))
+		done
+		vm_publish "hostile-$MODE-malformed" 1
+		vm_fetch 1 "hostile-$MODE-malformed-checked" 900 > /dev/null
+		check "${MODE}_cm_req_half_open_${REQS}" inject req --pdata valid \
+			--count "$REQS" --pps 50 --seed $((RANDOM + 1))
+		check "${MODE}_ping_answered_during_flood" t_ping_during
+		vm_publish "hostile-$MODE-done" 1
+	fi
+	vm_barrier "hostile-$MODE-after" 300
+	check "${MODE}_ping_after_flood" ping_each 5 "$PEERIP"
+	check "${MODE}_iperf3_after_flood" t_iperf_after
+	if [ "$ME" = 1 ]; then
+		[ "$MODE" = connected ] && check "${MODE}_forged_connections_go_away" t_drained
+		check "${MODE}_kernel_log_clean" scan_since "ipng-hostile-$MODE"
+		echo 4096 > $PARAM/max_connections
+		ip neigh flush dev ib0
+	fi
+	vm_barrier "hostile-$MODE-end" 300
+}
+
+ktap_begin ipoib_ng_e2e_hostile
+check "setup_ib0_up" setup
+vm_publish hostile-addr "$(hex_addr)"
+vm_barrier hostile-up 180
+PEER_HEX=$(vm_fetch "$PEER" hostile-addr 60)
+PEER_QPN=${PEER_HEX:2:6}
+if [ "$ME" = 2 ]; then
+	VICTIM=$PEER_HEX
+	OWN=$(hex_addr)
+	check "pyverbs_available" python3 -c 'import pyverbs.device'
+fi
+note "count $COUNT pps $PPS reqs $REQS max_connections $MAXCONN"
+
+round connected
+round datagram
+
+check "module_unloads" rmmod ipoib_ng
+ktap_end
