@@ -522,7 +522,8 @@ void ipng_tx_posted(struct ipng_chan *c);
 struct ipng_slot *ipng_ring_alloc(u32 size);
 void ipng_tx_ring_set(struct ipng_chan *c, struct ipng_slot *slots, u32 size);
 void ipng_tx_ring_reset(struct ipng_chan *c);
-void ipng_tx_ring_drain(struct ipng_chan *c);
+void ipng_ring_drain(struct ipng_dev *ipd, struct ipng_slot *slots, u32 size,
+		     enum dma_data_direction dir);
 
 /* ipoib_ud.c; the ring lookups are exported to KUnit */
 extern const struct header_ops ipng_header_ops;

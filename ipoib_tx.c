@@ -318,16 +318,21 @@ void ipng_tx_ring_reset(struct ipng_chan *c)
 }
 
 /**
- * ipng_tx_ring_drain() - free every packet left in a channel's send ring
- * @c: channel whose QP is in RESET and whose send CQ was emptied
+ * ipng_ring_drain() - free every buffer left in the slots of a ring
+ * @ipd: interface
+ * @slots: the ring's slots
+ * @size: their number
+ * @dir: direction they were mapped for
+ *
+ * For a send or receive ring whose QP is in RESET and whose CQ was
+ * emptied: the device no longer touches the buffers.
  */
-void ipng_tx_ring_drain(struct ipng_chan *c)
+void ipng_ring_drain(struct ipng_dev *ipd, struct ipng_slot *slots, u32 size,
+		     enum dma_data_direction dir)
 {
 	u32 i;
 
-	for (i = 0; i < c->tx.size; i++)
-		if (c->tx.slots[i].skb)
-			dev_kfree_skb_any(ipng_take_slot(c->ipd,
-							 &c->tx.slots[i],
-							 DMA_TO_DEVICE));
+	for (i = 0; i < size; i++)
+		if (slots[i].skb)
+			dev_kfree_skb_any(ipng_take_slot(ipd, &slots[i], dir));
 }

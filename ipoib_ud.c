@@ -362,18 +362,6 @@ repost:
 
 /* ---- rings ---- */
 
-static void ipng_rx_ring_drain(struct ipng_chan *c)
-{
-	struct ipng_rx_ring *rx = &c->rx;
-	u32 i;
-
-	for (i = 0; i < rx->size; i++)
-		if (rx->slots[i].skb)
-			dev_kfree_skb_any(ipng_take_slot(c->ipd, &rx->slots[i],
-							 DMA_FROM_DEVICE));
-	rx->posted = 0;
-}
-
 /**
  * ipng_rx_ring_set() - give a channel a receive ring
  * @c: channel whose receive ring is empty (QP reset, CQ drained)
@@ -485,6 +473,7 @@ int ipng_ud_fill(struct ipng_chan *c)
  */
 void ipng_ud_drain(struct ipng_chan *c)
 {
-	ipng_rx_ring_drain(c);
-	ipng_tx_ring_drain(c);
+	ipng_ring_drain(c->ipd, c->rx.slots, c->rx.size, DMA_FROM_DEVICE);
+	c->rx.posted = 0;
+	ipng_ring_drain(c->ipd, c->tx.slots, c->tx.size, DMA_TO_DEVICE);
 }
