@@ -350,6 +350,20 @@ enum ipng_flags {
 };
 
 /**
+ * struct ipng_tx_budget - sends in flight on a completion queue that every
+ *	transmit queue feeds (the RC connections' send CQ)
+ * @inflight: posted and not yet completed
+ * @size: at most this many; 0 while nothing uses it (no connected mode)
+ *
+ * Taken and put without a lock (ipoib_tx.c); @size changes only while no
+ * send is in flight.
+ */
+struct ipng_tx_budget {
+	atomic_t inflight;
+	u32 size;
+};
+
+/**
  * struct ipng_dev - one IPoIB interface, bound to one port of an IB device
  * @ndev: the network device (its private area holds this struct)
  * @ca: the RDMA device
@@ -401,6 +415,8 @@ enum ipng_flags {
  * @cm: connected-mode state (ipoib_cm.c), NULL where the device has no
  *	RC support
  * @cm_send_cq: completion queue of the RC connections' sends
+ * @rc_budget: in-flight budget of @cm_send_cq, shared by every transmit
+ *	queue (ipoib_tx.c)
  * @cm_recv_cq: completion queue of RC receives (SRQ or per connection)
  * @fs: its /proc and debugfs entries (ipoib_fs.c; changed under RTNL)
  *
@@ -460,6 +476,7 @@ struct ipng_dev {
 	struct ipng_cm *cm;
 	struct ib_cq *cm_send_cq;
 	struct ib_cq *cm_recv_cq;
+	struct ipng_tx_budget rc_budget;
 	struct ipng_fs_dev *fs;
 };
 
@@ -514,6 +531,10 @@ struct ipng_chan *ipng_tx_chan(struct ipng_dev *ipd, struct sk_buff *skb);
 void ipng_tx_maybe_stop(struct ipng_chan *c);
 void ipng_tx_wake(struct ipng_chan *c);
 void ipng_tx_wake_all(struct ipng_dev *ipd);
+void ipng_tx_budget_init(struct ipng_tx_budget *b, u32 size);
+bool ipng_tx_budget_room(const struct ipng_tx_budget *b);
+bool ipng_tx_budget_take(struct ipng_tx_budget *b);
+void ipng_tx_budget_put(struct ipng_tx_budget *b);
 u32 ipng_tx_depth(struct ipng_chan *c);
 void ipng_too_big(struct ipng_dev *ipd, struct sk_buff *skb,
 		  unsigned int mtu);
@@ -754,7 +775,6 @@ bool ipng_cm_xmit(struct ipng_dev *ipd, struct sk_buff *skb, u32 qpn,
 		  const union ib_gid *dgid);
 void ipng_cm_flush_tx(struct ipng_dev *ipd);
 int ipng_cm_max_mtu(struct ipng_dev *ipd);
-bool ipng_cm_tx_room(struct ipng_dev *ipd);
 unsigned int ipng_cm_count(struct ipng_dev *ipd);
 unsigned int ipng_cm_backlog(struct ipng_dev *ipd);
 void ipng_cm_dump(struct ipng_dev *ipd, struct seq_file *m);

@@ -115,7 +115,7 @@ void ipng_chan_rx(struct ipng_chan *c, struct sk_buff *skb, int target)
 		return;
 	}
 	t = ipng_chan(ipd, target);
-	if (skb_queue_len(&t->backlog) >= READ_ONCE(netdev_max_backlog)) {
+	if (skb_queue_len(&t->backlog) >= ipng_max_backlog()) {
 		ipng_drop(ipd, IPNG_STAT_RX_DROP_BACKLOG, 1);
 		kfree_skb(skb);
 		return;

@@ -488,7 +488,7 @@ void ipng_cm_stop(struct ipng_dev *ipd)
 		netdev_warn(ipd->ndev, "connections still closing after stop\n");
 	/* 6 */
 	if (ipng_cm_srq_close(ipd))
-		atomic_set(&cm->tx_inflight, 0);
+		ipng_tx_budget_init(&ipd->rc_budget, cm->tx_size);
 }
 
 /* Receive buffer geometry from the device's scatter/gather limit. */
@@ -559,7 +559,6 @@ int ipng_cm_init(struct ipng_dev *ipd)
 	}
 	cm->tx_size = rounddown_pow_of_two(min_t(u32, ipng_send_queue_size,
 						 ipd->ca->attrs.max_qp_wr));
-	atomic_set(&cm->tx_inflight, 0);
 	atomic_set(&cm->queued, 0);
 	atomic_set(&cm->srq_qps, 0);
 	spin_lock_init(&cm->lock);
@@ -585,6 +584,7 @@ int ipng_cm_init(struct ipng_dev *ipd)
 	err = ipng_cm_create_cqs(ipd, cm);
 	if (err)
 		goto err_wq;
+	ipng_tx_budget_init(&ipd->rc_budget, cm->tx_size);
 	ipd->cm = cm;
 	return 0;
 
@@ -619,6 +619,7 @@ void ipng_cm_cleanup(struct ipng_dev *ipd)
 		netdev_err(ipd->ndev, "shared receive queue leaked: QPs still attached\n");
 	/* 3 */
 	ipd->cm = NULL;
+	ipng_tx_budget_init(&ipd->rc_budget, 0);
 	ib_destroy_cq(ipd->cm_recv_cq);
 	ib_destroy_cq(ipd->cm_send_cq);
 	ipd->cm_recv_cq = NULL;

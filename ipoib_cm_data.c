@@ -286,19 +286,6 @@ repost:
 
 /* ---- send ---- */
 
-/**
- * ipng_cm_tx_room() - whether the connections may take another send
- * @ipd: interface
- *
- * Return: true while fewer sends than the send CQ holds are in flight.
- */
-bool ipng_cm_tx_room(struct ipng_dev *ipd)
-{
-	struct ipng_cm *cm = ipd->cm;
-
-	return !cm || atomic_read(&cm->tx_inflight) < cm->tx_size;
-}
-
 /*
  * The transmit path holds the lock of the skb's queue; a state step (and
  * the fallback it sends through the neighbour again) holds every queue.
@@ -348,26 +335,25 @@ static void ipng_cm_send(struct ipng_cm_tx *tx, struct sk_buff *skb)
 		return;
 	}
 	if (unlikely(tx->head - READ_ONCE(tx->tail) >= cm->tx_size ||
-		     !ipng_cm_tx_room(ipd))) {
+		     !ipng_tx_budget_take(&ipd->rc_budget))) {
 		ipng_drop(ipd, IPNG_STAT_TX_DROP_RING_FULL, 1);
 		goto drop;
 	}
 	if (ipng_tx_map(ipd, skb, slot, &sge))
-		goto drop_post;
-	atomic_inc(&cm->tx_inflight);
+		goto drop_budget;
 	/* Once posted, the send may complete and free @skb at once. */
 	skb_tx_timestamp(skb);
 	if (ib_post_send(tx->qp, &wr, NULL)) {
-		atomic_dec(&cm->tx_inflight);
 		ipng_take_slot(ipd, slot, DMA_TO_DEVICE);
-		goto drop_post;
+		goto drop_budget;
 	}
 	/* The slot is filled before the completion side can see it used. */
 	smp_store_release(&tx->head, tx->head + 1);
 	ipng_tx_maybe_stop(c);
 	return;
 
-drop_post:
+drop_budget:
+	ipng_tx_budget_put(&ipd->rc_budget);
 	ipng_drop(ipd, IPNG_STAT_TX_DROP_POST, 1);
 drop:
 	dev_kfree_skb_any(skb);
@@ -405,7 +391,7 @@ void ipng_cm_tx_done(struct ib_cq *cq, struct ib_wc *wc)
 	napi_consume_skb(skb, 1);
 	/* The slot is free before the transmit path can see it free. */
 	smp_store_release(&tx->tail, tx->tail + 1);
-	atomic_dec(&cm->tx_inflight);
+	ipng_tx_budget_put(&ipd->rc_budget);
 	if (unlikely(READ_ONCE(tx->state) != IPNG_CM_LIVE))
 		wake_up(&cm->drain_wq);
 	ipng_tx_wake_all(ipd);

@@ -108,7 +108,6 @@ struct ipng_cm_hold {
  * @mtu: largest connected-mode MTU (@buf_len less the header)
  * @tx_size: send ring entries per connection; also the cap on sends in
  *	flight over all connections, which the send CQ is sized for
- * @tx_inflight: sends posted and not completed, all connections
  * @rx_max: incoming connections with rings of their own (no SRQ) that the
  *	receive CQ has room for, at most IPNG_CM_OWN_RING_MAX
  * @queued: truesize of the packets waiting for connections, all of them
@@ -142,7 +141,6 @@ struct ipng_cm {
 	u32 buf_len;
 	int mtu;
 	u32 tx_size;
-	atomic_t tx_inflight;
 	unsigned int rx_max;
 	atomic_t queued;
 

@@ -171,7 +171,7 @@ struct ipng_sa_path_wait {
 };
 
 static void ipng_sa_path_done(int status, struct sa_path_rec *resp,
-			      int num_prs, void *context)
+			      unsigned int num_prs, void *context)
 {
 	struct ipng_sa_path_wait *w = context;
 
@@ -182,6 +182,8 @@ static void ipng_sa_path_done(int status, struct sa_path_rec *resp,
 		w->status = -ENOENT;
 	complete(&w->done);
 }
+
+IPNG_SA_PATH_CB_ADAPTER(ipng_sa_path_done)
 
 static int ipng_ib_addr_gid_index(struct ipng_dev *ipd)
 {
@@ -214,7 +216,7 @@ static int ipng_sa_path_get(struct ipng_dev *ipd, const union ib_gid *dgid,
 	mask = ipng_sa_path_query(&req, &sgid, dgid, ipd->pkey);
 	err = ib_sa_path_rec_get(&ipng_sa_client, ipd->ca, ipd->port, &req,
 				 mask, IPNG_SA_TIMEOUT_MS, GFP_KERNEL,
-				 ipng_sa_path_done, w, &query);
+				 IPNG_SA_PATH_CB(ipng_sa_path_done), w, &query);
 	if (err < 0)
 		goto out;
 	wait_for_completion(&w->done);

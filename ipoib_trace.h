@@ -71,8 +71,8 @@ TRACE_EVENT(drop,
 	    TP_STRUCT__entry(__string(dev, ndev->name)
 			     __string(reason, ipng_trace_stat(why))
 			     __field(unsigned int, count)),
-	    TP_fast_assign(__assign_str(dev, ndev->name);
-			   __assign_str(reason, ipng_trace_stat(why));
+	    TP_fast_assign(IPNG_ASSIGN_STR(dev, ndev->name);
+			   IPNG_ASSIGN_STR(reason, ipng_trace_stat(why));
 			   __entry->count = n;),
 	    TP_printk("dev=%s reason=%s count=%u", __get_str(dev),
 		      __get_str(reason), __entry->count)
@@ -84,7 +84,7 @@ TRACE_EVENT(path_resolve_start,
 	    TP_ARGS(ndev, gid),
 	    TP_STRUCT__entry(__string(dev, ndev->name)
 			     __array(u8, gid, 16)),
-	    TP_fast_assign(__assign_str(dev, ndev->name);
+	    TP_fast_assign(IPNG_ASSIGN_STR(dev, ndev->name);
 			   memcpy(__entry->gid, gid->raw, 16);),
 	    TP_printk("dev=%s gid=%pI6", __get_str(dev), __entry->gid)
 );
@@ -103,7 +103,7 @@ TRACE_EVENT(path_resolve_done,
 			     __field(u32, lid)
 			     __field(u8, sl)
 			     __array(u8, dmac, ETH_ALEN)),
-	    TP_fast_assign(__assign_str(dev, ndev->name);
+	    TP_fast_assign(IPNG_ASSIGN_STR(dev, ndev->name);
 			   memcpy(__entry->gid, gid->raw, 16);
 			   __entry->roce = ah->type == RDMA_AH_ATTR_TYPE_ROCE;
 			   __entry->lid = __entry->roce ? 0 : ah->dlid;
@@ -123,7 +123,7 @@ TRACE_EVENT(path_resolve_fail,
 	    TP_STRUCT__entry(__string(dev, ndev->name)
 			     __array(u8, gid, 16)
 			     __field(int, err)),
-	    TP_fast_assign(__assign_str(dev, ndev->name);
+	    TP_fast_assign(IPNG_ASSIGN_STR(dev, ndev->name);
 			   memcpy(__entry->gid, gid->raw, 16);
 			   __entry->err = err;),
 	    TP_printk("dev=%s gid=%pI6 err=%d", __get_str(dev), __entry->gid,
@@ -146,7 +146,7 @@ TRACE_EVENT(mcast_state,
 			     __field(unsigned int, old)
 			     __field(unsigned int, new)
 			     __field(int, error)),
-	    TP_fast_assign(__assign_str(dev, ipng_trace_dev(ndev));
+	    TP_fast_assign(IPNG_ASSIGN_STR(dev, ipng_trace_dev(ndev));
 			   memcpy(__entry->mgid, mgid->raw, 16);
 			   __entry->join = join;
 			   __entry->old = old;
@@ -173,7 +173,7 @@ TRACE_EVENT(cm_connect,
 			     __array(u8, gid, 16)
 			     __field(bool, tx)
 			     __field(int, result)),
-	    TP_fast_assign(__assign_str(dev, ndev->name);
+	    TP_fast_assign(IPNG_ASSIGN_STR(dev, ndev->name);
 			   __entry->qpn = qpn;
 			   memcpy(__entry->gid, gid, 16);
 			   __entry->tx = tx;
@@ -196,11 +196,11 @@ TRACE_EVENT(cm_disconnect,
 			     __array(u8, gid, 16)
 			     __field(bool, tx)
 			     __string(reason, reason)),
-	    TP_fast_assign(__assign_str(dev, ndev->name);
+	    TP_fast_assign(IPNG_ASSIGN_STR(dev, ndev->name);
 			   __entry->qpn = qpn;
 			   memcpy(__entry->gid, gid, 16);
 			   __entry->tx = tx;
-			   __assign_str(reason, reason);),
+			   IPNG_ASSIGN_STR(reason, reason);),
 	    TP_printk("dev=%s dir=%s qpn=0x%06x gid=%pI6 reason=%s",
 		      __get_str(dev), __entry->tx ? "tx" : "rx", __entry->qpn,
 		      __entry->gid, __get_str(reason))

@@ -10,10 +10,12 @@
  * Flow control: a transmit queue feeds its channel's UD send ring and the
  * RC connections. The UD ring belongs to one queue, so only that queue
  * stops when it fills. The RC connections share one send CQ and hence one
- * in-flight budget for the whole interface (ipng_cm_tx_room()); when that
- * budget runs out every transmit queue stops, since any of them may be
- * the next to send on a connection, and RC completions wake them all.
+ * in-flight budget for the whole interface (struct ipng_tx_budget, kept
+ * here); when that budget runs out every transmit queue stops, since any
+ * of them may be the next to send on a connection, and RC completions wake
+ * them all.
  */
+#include <kunit/visibility.h>
 #include <linux/icmpv6.h>
 #include <linux/ipv6.h>
 #include <linux/mm.h>
@@ -104,6 +106,67 @@ struct ipng_chan *ipng_tx_chan(struct ipng_dev *ipd, struct sk_buff *skb)
 }
 
 /**
+ * ipng_tx_budget_init() - (re)start an in-flight budget
+ * @b: the budget
+ * @size: sends it allows at once; 0: no limit (nothing shares the CQ)
+ *
+ * Only while nothing it counts is in flight: before the first send, or
+ * after every send has completed or been flushed.
+ */
+void ipng_tx_budget_init(struct ipng_tx_budget *b, u32 size)
+{
+	atomic_set(&b->inflight, 0);
+	WRITE_ONCE(b->size, size);
+}
+EXPORT_SYMBOL_IF_KUNIT(ipng_tx_budget_init);
+
+/**
+ * ipng_tx_budget_room() - whether @b would take another send
+ * @b: the budget
+ *
+ * Return: true below the limit (or with none).
+ */
+bool ipng_tx_budget_room(const struct ipng_tx_budget *b)
+{
+	u32 size = READ_ONCE(b->size);
+
+	return !size || (u32)atomic_read(&b->inflight) < size;
+}
+EXPORT_SYMBOL_IF_KUNIT(ipng_tx_budget_room);
+
+/**
+ * ipng_tx_budget_take() - count one more send in flight
+ * @b: the budget
+ *
+ * Exact under concurrent takers (transmit queues on several CPUs): the
+ * count never passes the limit.
+ *
+ * Return: false, and nothing taken, when the budget is used up.
+ */
+bool ipng_tx_budget_take(struct ipng_tx_budget *b)
+{
+	u32 size = READ_ONCE(b->size);
+	int n = atomic_read(&b->inflight);
+
+	do {
+		if (size && (u32)n >= size)
+			return false;
+	} while (!atomic_try_cmpxchg(&b->inflight, &n, n + 1));
+	return true;
+}
+EXPORT_SYMBOL_IF_KUNIT(ipng_tx_budget_take);
+
+/**
+ * ipng_tx_budget_put() - one send taken from @b completed or was not posted
+ * @b: the budget
+ */
+void ipng_tx_budget_put(struct ipng_tx_budget *b)
+{
+	WARN_ON_ONCE(atomic_dec_return(&b->inflight) < 0);
+}
+EXPORT_SYMBOL_IF_KUNIT(ipng_tx_budget_put);
+
+/**
  * ipng_tx_maybe_stop() - stop transmit queues whose way out just filled
  * @c: the channel whose transmit queue sent
  *
@@ -114,7 +177,7 @@ void ipng_tx_maybe_stop(struct ipng_chan *c)
 {
 	struct net_device *ndev = c->ipd->ndev;
 	struct netdev_queue *txq = netdev_get_tx_queue(ndev, c->index);
-	bool ring = ipng_tx_ring_room(c), cm = ipng_cm_tx_room(c->ipd);
+	bool ring = ipng_tx_ring_room(c), cm = ipng_tx_budget_room(&c->ipd->rc_budget);
 
 	if (ring && cm)
 		return;
@@ -126,7 +189,7 @@ void ipng_tx_maybe_stop(struct ipng_chan *c)
 	 * in ipng_tx_wake(), which may have freed slots meanwhile.
 	 */
 	smp_mb();
-	if (!ipng_cm_tx_room(c->ipd))
+	if (!ipng_tx_budget_room(&c->ipd->rc_budget))
 		return;
 	if (!cm)
 		ipng_tx_wake_all(c->ipd);
@@ -152,7 +215,7 @@ void ipng_tx_wake(struct ipng_chan *c)
 	if (netif_tx_queue_stopped(txq) &&
 	    test_bit(IPNG_F_OPEN, &ipd->flags) &&
 	    !test_bit(IPNG_F_QUIESCED, &ipd->flags) &&
-	    ipng_tx_ring_room(c) && ipng_cm_tx_room(ipd))
+	    ipng_tx_ring_room(c) && ipng_tx_budget_room(&ipd->rc_budget))
 		netif_tx_wake_queue(txq);
 }
 

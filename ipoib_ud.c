@@ -40,16 +40,20 @@ static int ipng_header_create(struct sk_buff *skb, struct net_device *ndev,
 }
 
 /* header_ops->parse: on receive the link header holds the source address. */
-static int ipng_header_parse(const struct sk_buff *skb, unsigned char *haddr)
+static int ipng_header_parse(const struct sk_buff *skb,
+			     const struct net_device *dev, unsigned char *haddr)
 {
 	memcpy(haddr, skb_mac_header(skb), IPNG_ADDR_LEN);
 	return IPNG_ADDR_LEN;
 }
 
+IPNG_HEADER_PARSE_ADAPTER(ipng_header_parse)
+
 const struct header_ops ipng_header_ops = {
 	.create	= ipng_header_create,
-	.parse	= ipng_header_parse,
+	.parse	= IPNG_HEADER_PARSE(ipng_header_parse),
 };
+EXPORT_SYMBOL_IF_KUNIT(ipng_header_ops);
 
 /**
  * ipng_ud_send() - post one packet on a UD send queue

@@ -14,7 +14,7 @@
 #include <linux/minmax.h>
 #include <linux/string.h>
 #include <linux/types.h>
-#include <asm/unaligned.h>
+#include "ipoib_compat.h"
 #include <rdma/ib_verbs.h>
 
 /**

@@ -7,14 +7,21 @@
 #  2. build the debug test kernel if it is not cached (tests/vm/kernel.sh)
 #  3. checkpatch --strict on every source file: one test per file
 #  4. build the modules against the debug kernel with W=1 and sparse (C=2),
-#     and against Debian's stock 6.1 headers: any warning fails
-#  5. boot two VMs, run KUnit and the end-to-end suites (tests/e2e), parse
-#     every KTAP file with the kernel's kunit.py, scan the guest logs for
-#     BUG/WARNING/KASAN/lockdep/kmemleak reports
+#     and against Debian's stock 6.1 and 6.12 headers (and through DKMS for
+#     each): any warning fails
+#  5. boot two VMs on the debug kernel, run KUnit and the end-to-end suites
+#     (tests/e2e), parse every KTAP file with the kernel's kunit.py, scan
+#     the guest logs for BUG/WARNING/KASAN/lockdep/kmemleak reports
+#  6. with IPNG_STOCK=1 (not yet by default: it does not fit CI's time
+#     yet), boot two VMs on Debian's stock 6.12 kernel (tests/vm/stock.sh),
+#     install the DKMS build of step 4 there (suite dkms) and run the core
+#     suites with it; reported apart, then the debug kernel's numbers
 #
 # Ends with "N passed, N failed"; exits non-zero on any failure.
 # Environment: IPNG_RESULTS (results folder, default results/check-<time>),
-# IPNG_SKIP_VM=1 (stop after step 4), IPNG_VM_TIMEOUT (seconds, default 4800).
+# IPNG_SKIP_VM=1 (stop after step 4), IPNG_VM_TIMEOUT (seconds, default 4800),
+# IPNG_STOCK=1 (step 6), IPNG_STOCK_SUITES (default
+# dkms,link,datagram,observe,tuning,connected), IPNG_STOCK_TIMEOUT (1800).
 set -uo pipefail
 
 repo=$(cd "$(dirname "$0")/.." && pwd)
@@ -46,7 +53,10 @@ else
 fi
 
 step "debug kernel"
-if kdir=$(tests/vm/kernel.sh debug 2> "$results/kernel.log" | tail -1) &&
+# kernel.sh's own progress lines (a build says what it is doing once a
+# minute, a cached kernel says so) reach the terminal; the rest is logged.
+if kdir=$(tests/vm/kernel.sh debug 2> >(tee "$results/kernel.log" |
+	grep --line-buffered '^kernel.sh:' >&2) | tail -1) &&
    [ -e "$kdir/.ipoib_ng_built" ]; then
 	pass "debug kernel available ($kdir)"
 else
@@ -97,14 +107,26 @@ for m in ipoib_ng_test ipoib_ng_live_test; do
 	fi
 done
 
-step "build against Debian's stock headers"
-stock=$(find /usr/src -maxdepth 1 -name 'linux-headers-*-amd64' 2>/dev/null |
-	sort -V | tail -1)
-if [ -n "$stock" ]; then
+# Debian's stock headers: the newest of each kernel series in the build
+# matrix (tests/deps.sh installs them).
+stock_headers() {
+	find /usr/src -maxdepth 1 -name "linux-headers-$1.*-amd64" 2>/dev/null |
+		sort -V | tail -1
+}
+
+declare -A stock_rel=()
+for series in 6.1 6.12; do
+	step "build against Debian's stock $series headers"
+	stock=$(stock_headers "$series")
+	if [ -z "$stock" ]; then
+		fail "build stock-$series: no /usr/src/linux-headers-$series.*-amd64"
+		continue
+	fi
 	copy=$(mktemp -d)
 	git ls-files -co --exclude-standard | grep -v '^results/' |
 		cpio -pdm --quiet "$copy"
-	build stock-headers "$stock" "$copy"
+	build "stock-$series" "$stock" "$copy"
+	cp "$copy/ipoib_compat_gen.h" "$results/compat-$series.h" 2>/dev/null
 	rm -rf "$copy"
 	# The same sources through DKMS, as a distribution user installs them.
 	kver=${stock#/usr/src/linux-headers-}
@@ -114,24 +136,52 @@ if [ -n "$stock" ]; then
 	git ls-files -co --exclude-standard | grep -v '^results/' |
 		cpio -pdm --quiet "$dtmp/src/ipoib_ng-$ver"
 	if dkms build -m ipoib_ng -v "$ver" -k "$kver" --sourcetree "$dtmp/src" \
-		--dkmstree "$dtmp/tree" > "$results/build-dkms.log" 2>&1 &&
+		--dkmstree "$dtmp/tree" > "$results/build-dkms-$series.log" 2>&1 &&
 	   [ -n "$(find "$dtmp/tree" -name 'ipoib_ng.ko*' -path "*/$kver/*")" ]; then
 		pass "dkms build for $kver"
+		# What the stock-kernel VMs install (dkms ldtarball there).
+		dkms mktarball -m ipoib_ng -v "$ver" -k "$kver" --sourcetree "$dtmp/src" \
+			--dkmstree "$dtmp/tree" --archive "$results/dkms-$series.tar.gz" \
+			>> "$results/build-dkms-$series.log" 2>&1 ||
+			fail "dkms mktarball for $kver"
+		stock_rel[$series]=$kver
 	else
-		tail -20 "$results/build-dkms.log"
+		tail -20 "$results/build-dkms-$series.log"
 		fail "dkms build for $kver"
 	fi
 	rm -rf "$dtmp"
-else
-	fail "build stock-headers: no /usr/src/linux-headers-*-amd64"
-fi
+done
 
 if [ "${IPNG_SKIP_VM:-0}" = 1 ]; then
 	finish
 fi
 
+# watch_suites DIR: while the VMs run, print each suite's result as the
+# guests finish it (the lines guest-main.sh and ktap_end write).
+watch_suites() {
+	local seen=$1/.watched log vm line
+	: > "$seen"
+	while sleep 15; do
+		for log in "$1"/vm*/script.log; do
+			[ -e "$log" ] || continue
+			vm=${log%/script.log}
+			vm=${vm##*/}
+			grep -E '^# (ipoib_ng_[a-z_]*: [0-9]+ tests, [0-9]+ failed|e2e suite .* took|KUnit took)' "$log" |
+				sed "s/^# /$vm: /" |
+			while IFS= read -r line; do
+				grep -qxF "$line" "$seen" && continue
+				echo "$line" >> "$seen"
+				echo "  $line"
+			done
+		done
+	done
+}
+
 step "two VMs: KUnit and end-to-end suites"
 vmres=$results/vm
+mkdir -p "$vmres"
+watch_suites "$vmres" &
+watcher=$!
 if tests/vm/run-vms.sh --kernel "$kdir" --results "$vmres" \
 	--script "$repo/tests/e2e/guest-main.sh" \
 	--timeout "${IPNG_VM_TIMEOUT:-4800}" > "$results/run-vms.log" 2>&1; then
@@ -140,6 +190,8 @@ else
 	tail -30 "$results/run-vms.log"
 	fail "VMs ran to completion"
 fi
+kill "$watcher" 2>/dev/null
+wait "$watcher" 2>/dev/null
 
 for vm in "$vmres"/vm*; do
 	[ -d "$vm" ] || continue
@@ -169,40 +221,93 @@ failure_notes() {
 	/^ +(not )?ok [0-9]+ /{ n = 0 }' "$1"
 }
 
-step "KTAP results"
+# parse_ktaps DIR LABEL: every KTAP file of the VMs in DIR, each a test
+# result line of its own (LABEL/vmN/file), its cases counted.
 kunit_cases=0
 e2e_cases=0
-for k in "$vmres"/vm*/*.ktap; do
-	[ -e "$k" ] || continue
-	name=${k#"$vmres"/}
-	out=$(python3 "$kunit_py" parse "$k" 2>&1)
-	summary=$(grep -o 'Ran [0-9]* tests.*' <<<"$out" | tail -1)
-	ran=$(sed -n 's/^Ran \([0-9]*\) tests.*/\1/p' <<<"$summary")
-	p=$(grep -o 'passed: [0-9]*' <<<"$summary" | grep -o '[0-9]*')
-	f=$(grep -o 'failed: [0-9]*' <<<"$summary" | grep -o '[0-9]*')
-	s=$(grep -o 'skipped: [0-9]*' <<<"$summary" | grep -o '[0-9]*')
-	# A crashed case or a KTAP parse error (a truncated result line, say)
-	# is a failure too, or a failing case could go unseen.
-	c=$(grep -o 'crashed: [0-9]*' <<<"$summary" | grep -o '[0-9]*')
-	e=$(grep -o 'errors: [0-9]*' <<<"$summary" | grep -o '[0-9]*')
-	f=$(( ${f:-0} + ${c:-0} ))
-	[ "${e:-0}" = 0 ] || fail "$name: $e KTAP parse errors"
-	echo "$name: ${summary:-no results}"
-	if [ -z "$ran" ] || [ "$ran" = 0 ]; then
-		fail "$name: no test ran"
-		continue
-	fi
-	grep -E '\[(FAILED|CRASHED)\]' <<<"$out" | sed 's/^/    /'
-	[ "${f:-0}" = 0 ] || failure_notes "$k"
-	passed=$((passed + ${p:-0}))
-	failed=$((failed + ${f:-0}))
-	case $name in
-	*/kunit-ipoib_ng_*) kunit_cases=$((kunit_cases + ${p:-0} + ${f:-0} + ${s:-0})) ;;
-	*/e2e-*) e2e_cases=$((e2e_cases + ${p:-0} + ${f:-0} + ${s:-0})) ;;
-	esac
-done
+parse_ktaps() {
+	local dir=$1 label=$2 k name out summary ran p f s c e
+	for k in "$dir"/vm*/*.ktap; do
+		[ -e "$k" ] || continue
+		name=$label${k#"$dir"/}
+		out=$(python3 "$kunit_py" parse "$k" 2>&1)
+		summary=$(grep -o 'Ran [0-9]* tests.*' <<<"$out" | tail -1)
+		ran=$(sed -n 's/^Ran \([0-9]*\) tests.*/\1/p' <<<"$summary")
+		p=$(grep -o 'passed: [0-9]*' <<<"$summary" | grep -o '[0-9]*')
+		f=$(grep -o 'failed: [0-9]*' <<<"$summary" | grep -o '[0-9]*')
+		s=$(grep -o 'skipped: [0-9]*' <<<"$summary" | grep -o '[0-9]*')
+		# A crashed case or a KTAP parse error (a truncated result line,
+		# say) is a failure too, or a failing case could go unseen.
+		c=$(grep -o 'crashed: [0-9]*' <<<"$summary" | grep -o '[0-9]*')
+		e=$(grep -o 'errors: [0-9]*' <<<"$summary" | grep -o '[0-9]*')
+		f=$(( ${f:-0} + ${c:-0} ))
+		[ "${e:-0}" = 0 ] || fail "$name: $e KTAP parse errors"
+		echo "$name: ${summary:-no results}"
+		if [ -z "$ran" ] || [ "$ran" = 0 ]; then
+			fail "$name: no test ran"
+			continue
+		fi
+		grep -E '\[(FAILED|CRASHED)\]' <<<"$out" | sed 's/^/    /'
+		[ "${f:-0}" = 0 ] || failure_notes "$k"
+		passed=$((passed + ${p:-0}))
+		failed=$((failed + ${f:-0}))
+		case $name in
+		*/kunit-ipoib_ng_*) kunit_cases=$((kunit_cases + ${p:-0} + ${f:-0} + ${s:-0})) ;;
+		*/e2e-*) e2e_cases=$((e2e_cases + ${p:-0} + ${f:-0} + ${s:-0})) ;;
+		esac
+	done
+}
+
+step "KTAP results (debug kernel)"
+parse_ktaps "$vmres" ""
 echo "KUnit cases: $kunit_cases, end-to-end cases: $e2e_cases"
 [ "$kunit_cases" -gt 0 ] || fail "KUnit suites reported results"
 [ "$e2e_cases" -gt 0 ] || fail "end-to-end suites reported results"
+debug_passed=$passed debug_failed=$failed
+
+# --- the core suites on Debian's stock 6.12 kernel, installed with DKMS ---
+if [ "${IPNG_STOCK:-0}" = 1 ]; then
+	rel=${stock_rel[6.12]:-}
+	step "stock $rel kernel: DKMS install and the core suites in two VMs"
+	sres=$results/vm-stock-6.12
+	if [ -z "$rel" ] || [ ! -s "$results/dkms-6.12.tar.gz" ]; then
+		fail "stock 6.12 VMs: no DKMS build to install"
+	elif ! skdir=$(tests/vm/stock.sh "$rel" 2>> "$results/stock.log"); then
+		tail -5 "$results/stock.log"
+		fail "stock 6.12 VMs: kernel $rel prepared"
+	else
+		mkdir -p "$sres"
+		cp "$results/dkms-6.12.tar.gz" "$sres/dkms.tar.gz"
+		watch_suites "$sres" &
+		watcher=$!
+		if tests/vm/run-vms.sh --kernel "$skdir" --results "$sres" \
+			--script "$repo/tests/e2e/guest-main.sh" \
+			--env IPNG_SUITES="${IPNG_STOCK_SUITES:-dkms,link,datagram,observe,tuning,connected}" \
+			--env IPNG_DKMS_TARBALL=/results/dkms.tar.gz \
+			--timeout "${IPNG_STOCK_TIMEOUT:-1800}" > "$results/run-vms-stock.log" 2>&1; then
+			pass "stock 6.12 VMs ran to completion"
+		else
+			tail -30 "$results/run-vms-stock.log"
+			fail "stock 6.12 VMs ran to completion"
+		fi
+		kill "$watcher" 2>/dev/null
+		wait "$watcher" 2>/dev/null
+		for vm in "$sres"/vm*; do
+			[ -d "$vm" ] || continue
+			if tests/vm/scan-logs.sh "$vm"/console.log > "$vm/scan.txt" 2>&1; then
+				pass "stock-6.12/$(basename "$vm") kernel log has no BUG/WARNING/lockdep"
+			else
+				head -40 "$vm/scan.txt"
+				fail "stock-6.12/$(basename "$vm") kernel log has no BUG/WARNING/lockdep"
+			fi
+		done
+		step "KTAP results (stock 6.12 kernel)"
+		e2e_before=$e2e_cases
+		parse_ktaps "$sres" "stock-6.12/"
+		[ "$e2e_cases" -gt "$e2e_before" ] || fail "stock 6.12: end-to-end suites reported results"
+		echo "stock 6.12: $((passed - debug_passed)) passed, $((failed - debug_failed)) failed"
+	fi
+fi
+echo "debug kernel: $debug_passed passed, $debug_failed failed (with the lint and build steps)"
 
 finish

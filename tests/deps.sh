@@ -8,7 +8,7 @@ set -euo pipefail
 pkgs=(
 	build-essential bc bison flex libelf-dev libssl-dev dwarves cpio kmod
 	python3 ccache sparse git
-	linux-source-6.1 linux-headers-amd64 dkms
+	linux-source-6.1 linux-headers-amd64 linux-headers-6.12-amd64 dkms
 	qemu-system-x86
 	iproute2 rdma-core ibverbs-utils infiniband-diags perftest
 	ethtool iputils-ping arping iperf3 tshark procps busybox-static

@@ -19,7 +19,7 @@
 set -u
 . "$IPNG_REPO/tests/vm/guest-lib.sh"
 
-KO=$IPNG_REPO/ipoib_ng.ko
+KO=${IPNG_KO:-$IPNG_REPO/ipoib_ng.ko}
 NET=/sys/class/net
 MODE=$NET/ib0/mode
 PROC=/proc/net/ipoib
@@ -52,27 +52,11 @@ expect_eq() {
 # the helpers below read files with builtins where they can.
 
 # stat_val FILE NAME: the value of "NAME: value" in a stats file.
-stat_val() {
-	local k v
-	while IFS=': ' read -r k v; do
-		if [ "$k" = "$2" ]; then
-			printf '%s' "$v"
-			return
-		fi
-	done < "$1"
-}
+stat_val() { kv_get "$2" < "$1"; }
 
 conns() { stat_val $PROC/ib0/stats connections; }
 # ethstat NAME: the ethtool -S counter NAME (ETHS: all of them, once).
-ethstat() {
-	local k v
-	while IFS=': ' read -r k v; do
-		if [ "$k" = "$1" ]; then
-			printf '%s' "$v"
-			return
-		fi
-	done <<<"${ETHS:-$(ethtool -S ib0)}"
-}
+ethstat() { eth_stat "$1"; }
 mtu() { val $NET/ib0/mtu; }
 hex_addr() { local a; a=$(val $NET/ib0/address); printf '%s' "${a//:/}"; }
 has_ib0() { [ -e $NET/ib0 ]; }

@@ -8,7 +8,7 @@
 set -u
 . "$IPNG_REPO/tests/vm/guest-lib.sh"
 
-KO=$IPNG_REPO/ipoib_ng.ko
+KO=${IPNG_KO:-$IPNG_REPO/ipoib_ng.ko}
 NET=/sys/class/net
 ME=$IPNG_VM
 PEER=$((3 - IPNG_VM))

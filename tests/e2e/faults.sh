@@ -36,7 +36,7 @@ set -u
 # shellcheck source=tests/vm/guest-lib.sh disable=SC1091
 . "$IPNG_REPO/tests/vm/guest-lib.sh"
 
-KO=$IPNG_REPO/ipoib_ng.ko
+KO=${IPNG_KO:-$IPNG_REPO/ipoib_ng.ko}
 SITES=$IPNG_REPO/tests/e2e/faults.py
 NET=/sys/class/net
 DBGFS=/sys/kernel/debug

@@ -25,11 +25,27 @@ if [ -n "${IPNG_SUITES:-}" ]; then
 fi
 rc=0
 
-if [ "$IPNG_VM" = 1 ] && [ $kunit = 1 ]; then
-	"$IPNG_REPO/tests/e2e/kunit.sh" || rc=1
+if [ $kunit = 1 ]; then
+	if [ "$IPNG_VM" = 1 ]; then
+		t=$SECONDS
+		"$IPNG_REPO/tests/e2e/kunit.sh" || rc=1
+		echo "# KUnit took $((SECONDS - t)) s"
+	fi
+	# The other VM waits (and leaves the host's CPUs to this one).
+	vm_barrier kunit-done 1800 || rc=1
 fi
 for s in "${suites[@]}"; do
+	# Every suite starts on all VMs together: the suites' own barriers
+	# allow minutes, not the length of a whole suite.
+	vm_barrier "suite-$s" 1800 || rc=1
 	echo "# running e2e suite $s"
+	t=$SECONDS
 	"$IPNG_REPO/tests/e2e/$s.sh" > "$IPNG_OUT/e2e-$s.ktap" || rc=1
+	echo "# e2e suite $s took $((SECONDS - t)) s"
+	# On a distribution kernel the dkms suite leaves the module it built
+	# for the suites after it.
+	if [ -s /run/ipoib_ng-dkms.ko ] && [ -z "${IPNG_KO:-}" ]; then
+		export IPNG_KO=/run/ipoib_ng-dkms.ko
+	fi
 done
 exit $rc

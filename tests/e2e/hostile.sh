@@ -30,7 +30,7 @@ set -u
 # shellcheck source=tests/vm/guest-lib.sh disable=SC1091
 . "$IPNG_REPO/tests/vm/guest-lib.sh"
 
-KO=$IPNG_REPO/ipoib_ng.ko
+KO=${IPNG_KO:-$IPNG_REPO/ipoib_ng.ko}
 HOSTILE=$IPNG_REPO/tests/e2e/hostile.py
 NET=/sys/class/net
 PARAM=/sys/module/ipoib_ng/parameters
@@ -105,15 +105,7 @@ kmem() {
 
 drop_caches() { sync; echo 3 > /proc/sys/vm/drop_caches; }
 
-ethstat() {
-	local k v
-	while IFS=': ' read -r k v; do
-		if [ "$k" = "$1" ]; then
-			printf '%s' "$v"
-			return
-		fi
-	done <<<"$(ethtool -S ib0)"
-}
+ethstat() { ETHS='' eth_stat "$1"; }
 
 # --- victim (vm1) ---
 # ktap_check runs every test in a subshell: the numbers go through files

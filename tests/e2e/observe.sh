@@ -12,7 +12,7 @@
 set -u
 . "$IPNG_REPO/tests/vm/guest-lib.sh"
 
-KO=$IPNG_REPO/ipoib_ng.ko
+KO=${IPNG_KO:-$IPNG_REPO/ipoib_ng.ko}
 NET=/sys/class/net
 PROC=/proc/net/ipoib
 DBG=/sys/kernel/debug/ipoib_ng
@@ -54,7 +54,7 @@ expect_eq() {
 }
 
 # stat_val FILE NAME: the value of "NAME: value" in a stats file.
-stat_val() { sed -n "s/^$2: //p" "$1"; }
+stat_val() { kv_get "$2" < "$1"; }
 
 setup() {
 	insmod "$KO" && wait_for 10 test -e $NET/ib0 || return 1

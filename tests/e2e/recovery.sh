@@ -19,7 +19,7 @@
 set -u
 . "$IPNG_REPO/tests/vm/guest-lib.sh"
 
-KO=$IPNG_REPO/ipoib_ng.ko
+KO=${IPNG_KO:-$IPNG_REPO/ipoib_ng.ko}
 NET=/sys/class/net
 DBG=/sys/kernel/debug/ipoib_ng/ib0
 ME=$IPNG_VM
@@ -28,15 +28,7 @@ MYIP=10.10.0.$ME
 PEERIP=10.10.0.$PEER
 
 # es NAME: one ethtool -S counter.
-es() {
-	local k v
-	while IFS=': ' read -r k v; do
-		if [ "$k" = "$1" ]; then
-			printf '%s' "$v"
-			return
-		fi
-	done <<<"$(ethtool -S ib0)"
-}
+es() { ETHS='' eth_stat "$1"; }
 
 carrier_on() { [ "$(val $NET/ib0/carrier 2>/dev/null)" = 1 ]; }
 more_than() { [ "$(es "$1")" -gt "$2" ] 2>/dev/null; }

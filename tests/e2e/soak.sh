@@ -50,15 +50,7 @@ SEND_FILE=/tmp/soak-send.bin
 RECV_FILE=/tmp/soak-recv.bin
 CH_MAX=1 RX_MAX=$RING_MIN TX_MAX=$RING_MIN
 
-stat_val() {
-	local k v
-	while IFS=': ' read -r k v; do
-		if [ "$k" = "$1" ]; then
-			printf '%s' "$v"
-			return
-		fi
-	done < $PROC/ib0/stats
-}
+stat_val() { proc_stat "$1"; }
 
 # sect_val TEXT SECTION NAME: "NAME: value" of ethtool output TEXT within
 # SECTION (max: "Pre-set maximums", cur: "Current hardware settings").

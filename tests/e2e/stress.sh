@@ -32,7 +32,7 @@ set -u
 # shellcheck source=tests/vm/guest-lib.sh disable=SC1091
 . "$IPNG_REPO/tests/vm/guest-lib.sh"
 
-KO=$IPNG_REPO/ipoib_ng.ko
+KO=${IPNG_KO:-$IPNG_REPO/ipoib_ng.ko}
 NET=/sys/class/net
 PROC=/proc/net/ipoib
 DBG=/sys/kernel/debug/ipoib_ng
@@ -73,15 +73,7 @@ COUNTED='idle|req_sent|rep_sent|live'
 # are read with builtins.
 
 # stat_val NAME: "NAME: value" of /proc/net/ipoib/ib0/stats.
-stat_val() {
-	local k v
-	while IFS=': ' read -r k v; do
-		if [ "$k" = "$1" ]; then
-			printf '%s' "$v"
-			return
-		fi
-	done < $PROC/ib0/stats
-}
+stat_val() { proc_stat "$1"; }
 
 expect_eq() {
 	if [ "$1" != "$2" ]; then

@@ -17,7 +17,7 @@ set -u
 # shellcheck source=tests/vm/guest-lib.sh disable=SC1091
 . "$IPNG_REPO/tests/vm/guest-lib.sh"
 
-KO=$IPNG_REPO/ipoib_ng.ko
+KO=${IPNG_KO:-$IPNG_REPO/ipoib_ng.ko}
 NET=/sys/class/net
 PROC=/proc/net/ipoib
 DBG=/sys/kernel/debug/ipoib_ng
@@ -50,8 +50,9 @@ PER_CH=(rx_packets rx_bytes tx_packets tx_bytes napi_polls cq_events holdoffs)
 TOTALS=(rx_packets tx_packets rx_bytes tx_bytes rx_dropped tx_dropped
 	rx_errors tx_errors)
 # iperf3 -t of the stream that the changes must survive: long enough for
-# all of them under TCG with KASAN (51-54 s there, stream at 5 Mbit/s).
-STREAM_SECS=90
+# all of them under TCG with KASAN (51-54 s on an idle machine, stream at
+# 5 Mbit/s; more than 90 s on a slower CI machine).
+STREAM_SECS=150
 # Set once ib0 exists.
 CH_MAX=0 RING_MAX=0 PEER_HEX=''
 
@@ -70,15 +71,7 @@ expect_eq() {
 }
 
 # stat_val NAME: the value of "NAME: value" in /proc/net/ipoib/ib0/stats.
-stat_val() {
-	local k v
-	while IFS=': ' read -r k v; do
-		if [ "$k" = "$1" ]; then
-			printf '%s' "$v"
-			return
-		fi
-	done < $PROC/ib0/stats
-}
+stat_val() { proc_stat "$1"; }
 
 # sect_val TEXT SECTION NAME: the value after "NAME:" in ethtool output
 # TEXT, within SECTION (max: "Pre-set maximums", cur: "Current hardware
@@ -886,24 +879,24 @@ record_state 0
 vm_barrier tun-stream-ready 180
 CLIENT_RC=0 SERVER_RC=0
 if [ "$ME" = 1 ]; then
-	timeout 200 iperf3 -s -1 -J -B "$MYIP" > /tmp/tun-iperf-s.json 2>&1 &
+	timeout 300 iperf3 -s -1 -J -B "$MYIP" > /tmp/tun-iperf-s.json 2>&1 &
 	ipid=$!
 	wait_for 30 listening 5201 || echo "# iperf3 server not listening" >&2
 	vm_barrier tun-stream-go 120
 	ktap_check "changes_during_tcp_stream_succeed" t_changes "$ipid"
-	vm_fetch "$PEER" tun-stream-done 200 > /dev/null
+	vm_fetch "$PEER" tun-stream-done 300 > /dev/null
 	wait_for 15 job_done "$ipid" || kill "$ipid"
 	wait "$ipid" || SERVER_RC=$?
 else
 	vm_barrier tun-stream-go 120
-	timeout 200 iperf3 -c "$PEERIP" -t $STREAM_SECS -J > /tmp/tun-iperf-c.json 2>&1 &
+	timeout 300 iperf3 -c "$PEERIP" -t $STREAM_SECS -J > /tmp/tun-iperf-c.json 2>&1 &
 	ipid=$!
 	ktap_check "changes_during_tcp_stream_succeed" t_changes "$ipid"
 	wait "$ipid" || CLIENT_RC=$?
 	vm_publish tun-stream-done 1
 fi
 ktap_check "tcp_stream_survives_changes" t_stream_survived
-vm_barrier tun-stream-end 200
+vm_barrier tun-stream-end 300
 record_state 1
 ktap_check "addr_route_neigh_unchanged" t_state_kept
 ktap_check "ping_after_changes_under_traffic" ping_peer 3
@@ -925,7 +918,12 @@ vm_barrier tun-coal-done 120
 for v in 1 2; do
 	vm_barrier "tun-stall-$v" 120
 	if [ "$ME" = "$v" ]; then
-		ktap_check "tx_stall_detected_reset_traffic_flows" t_tx_stall
+		if [ -e "$DBG/ib0/tx_stall" ]; then
+			ktap_check "tx_stall_detected_reset_traffic_flows" t_tx_stall
+		else
+			ktap_skip "tx_stall_detected_reset_traffic_flows" \
+				"no debugfs tx_stall knob (a kernel without KUnit)"
+		fi
 	fi
 done
 vm_barrier tun-stall-done 180

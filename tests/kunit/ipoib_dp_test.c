@@ -177,6 +177,41 @@ static void ipng_dp_test_path_timeout_bounds(struct kunit *test)
 	KUNIT_EXPECT_FALSE(test, ipng_path_timeout_valid(UINT_MAX));
 }
 
+/* The shared RC budget stops exactly at its size and reopens on a put. */
+static void ipng_dp_test_budget_bound(struct kunit *test)
+{
+	struct ipng_tx_budget b;
+	int i;
+
+	ipng_tx_budget_init(&b, 4);
+	for (i = 0; i < 4; i++) {
+		KUNIT_EXPECT_TRUE(test, ipng_tx_budget_room(&b));
+		KUNIT_EXPECT_TRUE(test, ipng_tx_budget_take(&b));
+	}
+	KUNIT_EXPECT_FALSE(test, ipng_tx_budget_room(&b));
+	KUNIT_EXPECT_FALSE(test, ipng_tx_budget_take(&b));
+	KUNIT_EXPECT_EQ(test, atomic_read(&b.inflight), 4);
+	ipng_tx_budget_put(&b);
+	KUNIT_EXPECT_TRUE(test, ipng_tx_budget_room(&b));
+	KUNIT_EXPECT_TRUE(test, ipng_tx_budget_take(&b));
+	KUNIT_EXPECT_FALSE(test, ipng_tx_budget_take(&b));
+	/* A restart (every send flushed) starts from zero. */
+	ipng_tx_budget_init(&b, 4);
+	KUNIT_EXPECT_EQ(test, atomic_read(&b.inflight), 0);
+}
+
+/* Without connected mode (size 0) the budget never stops a queue. */
+static void ipng_dp_test_budget_unused(struct kunit *test)
+{
+	struct ipng_tx_budget b;
+	int i;
+
+	ipng_tx_budget_init(&b, 0);
+	for (i = 0; i < 10000; i++)
+		KUNIT_ASSERT_TRUE(test, ipng_tx_budget_take(&b));
+	KUNIT_EXPECT_TRUE(test, ipng_tx_budget_room(&b));
+}
+
 static struct kunit_case ipng_dp_cases[] = {
 	KUNIT_CASE(ipng_dp_test_partial_fill),
 	KUNIT_CASE(ipng_dp_test_any_order),
@@ -186,6 +221,8 @@ static struct kunit_case ipng_dp_cases[] = {
 	KUNIT_CASE(ipng_dp_test_path_decide),
 	KUNIT_CASE(ipng_dp_test_dead_path),
 	KUNIT_CASE(ipng_dp_test_path_timeout_bounds),
+	KUNIT_CASE(ipng_dp_test_budget_bound),
+	KUNIT_CASE(ipng_dp_test_budget_unused),
 	{}
 };
 

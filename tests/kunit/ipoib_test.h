@@ -34,5 +34,6 @@ extern struct kunit_suite ipng_mode_suite;
 extern struct kunit_suite ipng_cm_suite;
 extern struct kunit_suite ipng_moder_suite;
 extern struct kunit_suite ipng_dp_suite;
+extern struct kunit_suite ipng_compat_suite;
 
 #endif /* IPNG_TEST_H */

@@ -16,7 +16,9 @@
 set -uo pipefail
 
 export PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin
-export HOME=/root LANG=C.UTF-8
+# The C locale: a UTF-8 one makes every coreutils and grep start load it,
+# which doubles their cost in a debug guest (about 1 s against 2 s each).
+export HOME=/root LANG=C
 umask 022
 
 vm=${ipng_vm:-1}

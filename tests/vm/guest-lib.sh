@@ -17,6 +17,27 @@ IPNG_NVMS=${IPNG_NVMS:-1}
 IPNG_RESULTS=${IPNG_RESULTS:-/results}
 IPNG_SYNC=$IPNG_RESULTS/sync
 IPNG_POLL=${IPNG_POLL:-0.2}
+
+# sleep SECONDS: a sleep without starting a program (each program start
+# costs about a second in a debug guest, so /bin/sleep 0.2 sleeps 1.2 s):
+# a timed read on a FIFO that nobody writes. Overrides the program for
+# every script that sources this file; `sleep N &` still works.
+if [ -z "${_IPNG_NAP_FD:-}" ]; then
+	_ipng_fifo=$(mktemp -u "${TMPDIR:-/tmp}/ipng-nap.XXXXXX")
+	if mkfifo "$_ipng_fifo" 2>/dev/null; then
+		exec {_IPNG_NAP_FD}<>"$_ipng_fifo"
+		rm -f "$_ipng_fifo"
+	fi
+	unset _ipng_fifo
+fi
+if [ -n "${_IPNG_NAP_FD:-}" ]; then
+	sleep() {
+		case $1 in
+		*[!0-9.]*) command sleep "$@" ;;
+		*) read -r -t "$1" -u "$_IPNG_NAP_FD" _ 2>/dev/null || true ;;
+		esac
+	}
+fi
 IPNG_BARRIER_TIMEOUT=${IPNG_BARRIER_TIMEOUT:-300}
 
 # wait_for TIMEOUT COMMAND...
@@ -77,7 +98,7 @@ vm_fetch() {
 		echo "vm_fetch: vm$1 did not publish '$2' within ${timeout}s" >&2
 		return 1
 	fi
-	cat "$f"
+	printf '%s\n' "$(<"$f")"
 }
 
 # --- KTAP ---
@@ -98,6 +119,7 @@ vm_fetch() {
 
 _ktap_file=''
 _ktap_suite=''
+_ktap_t=0
 
 _ktap_name() {
 	local n=${1//[[:space:]]/_}
@@ -123,13 +145,16 @@ _ktap_add() {
 	fi
 	line="$result $n $name${directive:+ # $directive}"
 	printf 'R%s\n' "$line" >> "$_ktap_file"
-	printf '# %s: %s\n' "$_ktap_suite" "$line"
+	# The progress line says how long the case took: where guest time goes.
+	printf '# %s: %s [%d s]\n' "$_ktap_suite" "$line" $((SECONDS - _ktap_t))
+	_ktap_t=$SECONDS
 }
 
 # ktap_begin SUITE
 ktap_begin() {
 	_ktap_suite=$(_ktap_name "$1")
 	_ktap_file=$(mktemp "${TMPDIR:-/tmp}/ktap.XXXXXX")
+	_ktap_t=$SECONDS
 	printf '# %s: start\n' "$_ktap_suite"
 	# A script that dies before ktap_end still reports what it had.
 	if [ -z "$(trap -p EXIT)" ]; then
@@ -216,8 +241,29 @@ val() {
 	printf '%s' "$v"
 }
 
-carrier_up() { [ "$(cat /sys/class/net/ib0/carrier 2>/dev/null)" = 1 ]; }
-oper_up() { [ "$(cat /sys/class/net/ib0/operstate 2>/dev/null)" = up ]; }
+# kv_get NAME: the value of the line "NAME: value" on stdin (the format of
+# /proc/net/ipoib/<if>/stats and ethtool -S), read without a program;
+# nothing if there is none.
+kv_get() {
+	local k v
+	while IFS=': ' read -r k v; do
+		if [ "$k" = "$1" ]; then
+			printf '%s' "$v"
+			return 0
+		fi
+	done
+	return 0
+}
+
+# proc_stat NAME [FILE]: field NAME of /proc/net/ipoib/ib0/stats (or FILE).
+proc_stat() { kv_get "$1" < "${2:-/proc/net/ipoib/ib0/stats}"; }
+
+# eth_stat NAME: the counter NAME of `ethtool -S ib0`, or of $ETHS where a
+# caller keeps one copy of that output for several lookups.
+eth_stat() { kv_get "$1" <<<"${ETHS:-$(ethtool -S ib0)}"; }
+
+carrier_up() { [ "$(val /sys/class/net/ib0/carrier 2>/dev/null)" = 1 ]; }
+oper_up() { [ "$(val /sys/class/net/ib0/operstate 2>/dev/null)" = up ]; }
 
 # ping_all COUNT ARGS...: every echo answered (the summary is printed).
 # Exactly COUNT requests go out, so counters can be checked against it; but

@@ -30,6 +30,7 @@ if [ "${2:-}" = --path-only ]; then
 	exit 0
 fi
 if [ -e "$out/.ipoib_ng_built" ]; then
+	echo "kernel.sh: $flavour kernel cached in $out" >&2
 	echo "$out"
 	exit 0
 fi
@@ -75,7 +76,18 @@ while read -r line; do
 	esac
 done < <(cat "${frag[@]}")
 [ $missing = 0 ] || exit 1
-make -s -C "$src" O="$out" CC="$cc" -j"$jobs" bzImage modules >&2
+echo "kernel.sh: compiling (about 15 minutes on 2 cores; cached afterwards)" >&2
+make -s -C "$src" O="$out" CC="$cc" -j"$jobs" bzImage modules >&2 &
+mk=$!
+t0=$SECONDS
+# Progress for whoever waits: objects built so far, once a minute.
+while kill -0 "$mk" 2>/dev/null; do
+	sleep 5
+	[ $(((SECONDS - t0) % 60)) -lt 5 ] &&
+		echo "kernel.sh: $(find "$out" -name '*.o' | wc -l) objects built, $((SECONDS - t0)) s" >&2
+done
+wait "$mk" || { echo "kernel.sh: kernel build failed" >&2; exit 1; }
+echo "kernel.sh: built in $((SECONDS - t0)) s" >&2
 # A private module tree for modprobe -d inside the guests.
 make -s -C "$src" O="$out" INSTALL_MOD_PATH="$out/modroot" modules_install >&2
 touch "$out/.ipoib_ng_built"

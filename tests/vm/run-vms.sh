@@ -194,14 +194,18 @@ launch() {
 	else
 		console=(-chardev "file,id=con0,path=$out/console.log" -serial chardev:con0)
 	fi
-	local net
+	local net initrd=()
 	read -r -a net < <(net_args "$i")
+	# A distribution kernel (tests/vm/stock.sh) brings an initramfs that
+	# loads what mounting the 9p root needs.
+	[ -e "$kernel/initrd.img" ] && initrd=(-initrd "$kernel/initrd.img")
 	# shellcheck disable=SC2054  # commas are QEMU syntax
 	local args=(
 		-nodefaults -no-user-config -display none -no-reboot
 		-accel tcg -cpu max -smp 2 -m 2048
 		-name "ipng-vm$i"
 		-kernel "$bzimage" -append "$(kernel_cmdline "$i")"
+		"${initrd[@]}"
 		"${console[@]}"
 		"${net[@]}"
 		-fsdev local,id=root,path=/,security_model=none,readonly=on,multidevs=remap
