@@ -156,18 +156,18 @@ if [ "${IPNG_SKIP_VM:-0}" = 1 ]; then
 	finish
 fi
 
-# watch_suites DIR: while the VMs run, print each suite's result as the
-# guests finish it (the lines guest-main.sh and ktap_end write).
+# watch_suites DIR [LABEL]: while the VMs run, print each suite's result
+# as the guests finish it (the lines guest-main.sh and ktap_end write).
 watch_suites() {
-	local seen=$1/.watched log vm line
+	local seen=$1/.watched label=${2:-} log vm line
 	: > "$seen"
 	while sleep 15; do
 		for log in "$1"/vm*/script.log; do
 			[ -e "$log" ] || continue
 			vm=${log%/script.log}
 			vm=${vm##*/}
-			grep -E '^# (ipoib_ng_[a-z_]*: [0-9]+ tests, [0-9]+ failed|e2e suite .* took|KUnit took)' "$log" |
-				sed "s/^# /$vm: /" |
+			grep -E '^# (ipoib_ng_[a-z0-9_]*: [0-9]+ tests, [0-9]+ failed|e2e suite .* took|KUnit took)' "$log" |
+				sed "s|^# |$label$vm: |" |
 			while IFS= read -r line; do
 				grep -qxF "$line" "$seen" && continue
 				echo "$line" >> "$seen"
@@ -177,32 +177,43 @@ watch_suites() {
 	done
 }
 
+# vm_pair LABEL KDIR DIR TIMEOUT LOGS [--env NAME=VALUE]...: run
+# guest-main.sh in two VMs on KDIR with results in DIR (suite results
+# printed as they come), then scan each guest's logs: LOGS is "console" or
+# "console+kmemleak" (kernels with kmemleak). One test for the run, one per
+# guest for its logs.
+vm_pair() {
+	local label=$1 kd=$2 dir=$3 timeout=$4 logs=$5 watcher vm files
+	shift 5
+	mkdir -p "$dir"
+	watch_suites "$dir" "$label" &
+	watcher=$!
+	if tests/vm/run-vms.sh --kernel "$kd" --results "$dir" \
+		--script "$repo/tests/e2e/guest-main.sh" "$@" \
+		--timeout "$timeout" > "$dir.log" 2>&1; then
+		pass "${label}VMs ran to completion"
+	else
+		tail -30 "$dir.log"
+		fail "${label}VMs ran to completion"
+	fi
+	kill "$watcher" 2>/dev/null
+	wait "$watcher" 2>/dev/null
+	for vm in "$dir"/vm*; do
+		[ -d "$vm" ] || continue
+		files=("$vm/console.log")
+		[ "$logs" = console+kmemleak ] && files+=("$vm/kmemleak.txt")
+		if tests/vm/scan-logs.sh "${files[@]}" > "$vm/scan.txt" 2>&1; then
+			pass "$label$(basename "$vm") kernel log has no BUG/WARNING/KASAN/lockdep/leak"
+		else
+			head -40 "$vm/scan.txt"
+			fail "$label$(basename "$vm") kernel log has no BUG/WARNING/KASAN/lockdep/leak"
+		fi
+	done
+}
+
 step "two VMs: KUnit and end-to-end suites"
 vmres=$results/vm
-mkdir -p "$vmres"
-watch_suites "$vmres" &
-watcher=$!
-if tests/vm/run-vms.sh --kernel "$kdir" --results "$vmres" \
-	--script "$repo/tests/e2e/guest-main.sh" \
-	--timeout "${IPNG_VM_TIMEOUT:-4800}" > "$results/run-vms.log" 2>&1; then
-	pass "VMs ran to completion"
-else
-	tail -30 "$results/run-vms.log"
-	fail "VMs ran to completion"
-fi
-kill "$watcher" 2>/dev/null
-wait "$watcher" 2>/dev/null
-
-for vm in "$vmres"/vm*; do
-	[ -d "$vm" ] || continue
-	if tests/vm/scan-logs.sh "$vm"/console.log "$vm"/kmemleak.txt \
-		> "$vm/scan.txt" 2>&1; then
-		pass "$(basename "$vm") kernel log has no BUG/WARNING/KASAN/lockdep/leak"
-	else
-		head -40 "$vm/scan.txt"
-		fail "$(basename "$vm") kernel log has no BUG/WARNING/KASAN/lockdep/leak"
-	fi
-done
+vm_pair "" "$kdir" "$vmres" "${IPNG_VM_TIMEOUT:-4800}" console+kmemleak
 
 # failure_notes KTAP: what each failed case printed first and last (4 and
 # 3 lines), so that a CI log which shows only its end still tells why.
@@ -278,29 +289,9 @@ if [ "${IPNG_STOCK:-0}" = 1 ]; then
 	else
 		mkdir -p "$sres"
 		cp "$results/dkms-6.12.tar.gz" "$sres/dkms.tar.gz"
-		watch_suites "$sres" &
-		watcher=$!
-		if tests/vm/run-vms.sh --kernel "$skdir" --results "$sres" \
-			--script "$repo/tests/e2e/guest-main.sh" \
+		vm_pair "stock-6.12 " "$skdir" "$sres" "${IPNG_STOCK_TIMEOUT:-1800}" console \
 			--env IPNG_SUITES="${IPNG_STOCK_SUITES:-dkms,link,datagram,observe,tuning,connected}" \
-			--env IPNG_DKMS_TARBALL=/results/dkms.tar.gz \
-			--timeout "${IPNG_STOCK_TIMEOUT:-1800}" > "$results/run-vms-stock.log" 2>&1; then
-			pass "stock 6.12 VMs ran to completion"
-		else
-			tail -30 "$results/run-vms-stock.log"
-			fail "stock 6.12 VMs ran to completion"
-		fi
-		kill "$watcher" 2>/dev/null
-		wait "$watcher" 2>/dev/null
-		for vm in "$sres"/vm*; do
-			[ -d "$vm" ] || continue
-			if tests/vm/scan-logs.sh "$vm"/console.log > "$vm/scan.txt" 2>&1; then
-				pass "stock-6.12/$(basename "$vm") kernel log has no BUG/WARNING/lockdep"
-			else
-				head -40 "$vm/scan.txt"
-				fail "stock-6.12/$(basename "$vm") kernel log has no BUG/WARNING/lockdep"
-			fi
-		done
+			--env IPNG_DKMS_TARBALL=/results/dkms.tar.gz
 		step "KTAP results (stock 6.12 kernel)"
 		e2e_before=$e2e_cases
 		parse_ktaps "$sres" "stock-6.12/"
