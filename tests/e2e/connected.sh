@@ -237,7 +237,7 @@ t_connected_ip_link() {
 	ip link set ib0 type ipoib mode connected || return 1
 	mode_is connected || rc=1
 	mtu_is "$before" "mtu after switching to connected" || rc=1
-	t_rc_flag > /dev/null || { echo "address flags lost: $(cat $NET/ib0/address)"; rc=1; }
+	t_rc_flag > /dev/null || { echo "address flags lost: $(val $NET/ib0/address)"; rc=1; }
 	return $rc
 }
 

@@ -18,9 +18,9 @@ ib_hex() { hex_of "$NET/ib0/address"; }
 port_gid_hex() { hex_of "$PORT/gids/0"; }
 has_ib0() { [ -e "$NET/ib0" ]; }
 no_ib0() { [ ! -e "$NET/ib0" ]; }
-carrier_is() { [ "$(cat "$NET/ib0/carrier" 2>/dev/null)" = "$1" ]; }
-mtu_is() { [ "$(cat "$NET/ib0/mtu")" = "$1" ]; }
-mode_is() { [ "$(cat "$NET/ib0/mode")" = "$1" ]; }
+carrier_is() { [ "$(val "$NET/ib0/carrier" 2>/dev/null)" = "$1" ]; }
+mtu_is() { [ "$(val "$NET/ib0/mtu")" = "$1" ]; }
+mode_is() { [ "$(val "$NET/ib0/mode")" = "$1" ]; }
 gid_in_addr() { [ "$(ib_hex | cut -c9-40)" = "$(port_gid_hex)" ]; }
 
 expect_eq() {
@@ -36,8 +36,8 @@ active_mtu() {
 }
 
 t_type() {
-	expect_eq "$(cat $NET/ib0/type)" 32 &&
-		expect_eq "$(cat $NET/ib0/addr_len)" 20
+	expect_eq "$(val $NET/ib0/type)" 32 &&
+		expect_eq "$(val $NET/ib0/addr_len)" 20
 }
 
 t_gid() {
@@ -64,7 +64,7 @@ t_broadcast() {
 t_mtu() {
 	local mtu
 	mtu=$(active_mtu)
-	expect_eq "$(cat $NET/ib0/mtu)" "$((mtu - 4))"
+	expect_eq "$(val $NET/ib0/mtu)" "$((mtu - 4))"
 }
 
 # Datagram-mode MTU limit: active IB MTU of the port minus the header.
@@ -75,7 +75,7 @@ CM_MTU=65520
 # The mode as sysfs, ip -d link and /proc/net/ipoib report it.
 mode_everywhere() {
 	local want=$1 got
-	got=$(cat $NET/ib0/mode)
+	got=$(val $NET/ib0/mode)
 	expect_eq "$got" "$want" || return 1
 	ip -d link show ib0 | grep -Eq "ipoib .*mode +$want " ||
 		{ ip -d link show ib0; return 1; }
@@ -87,7 +87,7 @@ mode_everywhere() {
 # connected-mode limit (rxe has RC).
 t_mode_defaults() {
 	mode_everywhere datagram || return 1
-	expect_eq "$(cat $NET/ib0/mtu)" "$(ud_mtu)" || return 1
+	expect_eq "$(val $NET/ib0/mtu)" "$(ud_mtu)" || return 1
 	ip -d link show ib0 | grep -Eq "maxmtu $CM_MTU( |\$)" ||
 		{ ip -d link show ib0; return 1; }
 }
@@ -139,11 +139,11 @@ t_mtu_connected_port_change() {
 	wait_for 10 ud_is 1020 || rc=1
 	# The port work runs after the event; give it time to act wrongly.
 	sleep 2
-	mtu_is $CM_MTU || { echo "connected MTU moved: $(cat $NET/ib0/mtu)"; rc=1; }
+	mtu_is $CM_MTU || { echo "connected MTU moved: $(val $NET/ib0/mtu)"; rc=1; }
 	ip link set ib0 type ipoib mode datagram || rc=1
-	wait_for 10 mtu_is 1020 || { echo "datagram MTU $(cat $NET/ib0/mtu)"; rc=1; }
+	wait_for 10 mtu_is 1020 || { echo "datagram MTU $(val $NET/ib0/mtu)"; rc=1; }
 	ip link set eth0 mtu "$IPNG_MTU" || return 1
-	wait_for 10 mtu_is "$(ud_mtu)" || { echo "MTU $(cat $NET/ib0/mtu), port $(ud_mtu)"; rc=1; }
+	wait_for 10 mtu_is "$(ud_mtu)" || { echo "MTU $(val $NET/ib0/mtu), port $(ud_mtu)"; rc=1; }
 	mode_is datagram && return $rc
 }
 
@@ -218,7 +218,7 @@ t_peer_addr() {
 
 t_mtu_follows_port() {
 	ip link set eth0 mtu 1500 || return 1
-	wait_for 10 mtu_is 1020 || { echo "mtu $(cat $NET/ib0/mtu)"; return 1; }
+	wait_for 10 mtu_is 1020 || { echo "mtu $(val $NET/ib0/mtu)"; return 1; }
 	ip link set eth0 mtu "$IPNG_MTU" &&
 		wait_for 10 mtu_is "$(( $(active_mtu) - 4 ))"
 }
@@ -231,7 +231,7 @@ t_carrier_follows_port() {
 
 t_addr_follows_gid() {
 	local mac rc=0
-	mac=$(cat $NET/eth0/address)
+	mac=$(val $NET/eth0/address)
 	ip link set eth0 address "52:54:00:00:01:0$IPNG_VM" || return 1
 	if ! wait_for 15 gid_in_addr ||
 	   ! grep -q "5054:00ff:fe00:010$IPNG_VM" $PORT/gids/0; then

@@ -110,14 +110,14 @@ t_stats_fields() {
 	pkey=$(ip -d link show ib0 | sed -n 's/.*pkey *\(0x[0-9a-f]*\).*/\1/p')
 	expect_eq "$(stat_val $f mode)" datagram mode || rc=1
 	expect_eq "$(stat_val $f link_layer)" ethernet link_layer || rc=1
-	expect_eq "$(stat_val $f mtu)" "$(cat $NET/ib0/mtu)" mtu || rc=1
+	expect_eq "$(stat_val $f mtu)" "$(val $NET/ib0/mtu)" mtu || rc=1
 	expect_eq "$(stat_val $f qpn)" "0x${addr:2:6}" qpn || rc=1
 	expect_eq "$(stat_val $f gid)" "$(gid_of_hex "${addr:8:32}")" gid || rc=1
 	expect_eq "$(stat_val $f pkey)" "$pkey" pkey || rc=1
 	expect_eq "$(stat_val $f channels)" "$(channels_now)" channels || rc=1
-	expect_eq "$(stat_val $f send_queue_size)" "$(cat $PARAM/send_queue_size)" \
+	expect_eq "$(stat_val $f send_queue_size)" "$(val $PARAM/send_queue_size)" \
 		send_queue_size || rc=1
-	expect_eq "$(stat_val $f recv_queue_size)" "$(cat $PARAM/recv_queue_size)" \
+	expect_eq "$(stat_val $f recv_queue_size)" "$(val $PARAM/recv_queue_size)" \
 		recv_queue_size || rc=1
 	v=$(stat_val $f send_queue_depth)
 	[ "${v:-x}" -le "$(($(stat_val $f send_queue_size) * $(stat_val $f channels)))" ] 2>/dev/null ||
@@ -389,7 +389,7 @@ ip neigh del "$PEERIP" dev ib0
 vm_barrier obs-capture-done 180
 
 # (d)
-timeout_was=$(cat $PARAM/path_timeout)
+timeout_was=$(val $PARAM/path_timeout)
 echo 2 > $PARAM/path_timeout
 vm_barrier obs-age 120
 ktap_check "debugfs_path_valid_after_ping" t_path_valid
