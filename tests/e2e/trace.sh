@@ -8,8 +8,8 @@
 #  - tracefs: the events are enabled in /sys/kernel/tracing/events/
 #    ipoib_ng/*/enable and the trace is read afterwards, for the fields
 #    and the order of the events;
-#  - perf, in the path scenario (each perf start costs about a minute in a
-#    debug guest): `perf stat -a -x, -e 'ipoib_ng:*'` counts them (the
+#  - perf, in the path and drop scenarios (each perf start costs 10-20 s in
+#    a debug guest): `perf stat -a -x, -e 'ipoib_ng:*'` counts them (the
 #    host's /usr/bin/perf, Debian's linux-perf, seen through the read-only
 #    host root). Its window encloses the tracefs one, so each count is at
 #    least the number of events in the trace. Where perf does not run in
@@ -139,7 +139,7 @@ watch_begin() {
 	if [ $PERF_OK = 1 ] && [ "${2:-}" = perf ]; then
 		[ -p $WORK/nap ] || mkfifo $WORK/nap
 		perf stat -a -x, -o "$WORK/perf-$1.txt" -e 'ipoib_ng:*' -- \
-			bash -c "touch $WORK/started; exec 3<>$WORK/nap; while [ ! -e $WORK/stop ]; do read -r -t 0.5 -u 3 _; done" \
+			bash -c "touch $WORK/started; exec 3<>$WORK/nap; while [ ! -e $WORK/stop ]; do read -r -t 0.5 -u 3 _; done; exit 0" \
 			> "$WORK/perf-$1.log" 2>&1 &
 		PERF_PID=$!
 		# perf enables its counters before the command runs.
@@ -432,7 +432,7 @@ ktap_check "path_resolve_start_then_done_once" t_path_events
 
 # A neighbour with a GID nobody has.
 ip neigh replace "$BOGUS_IP" lladdr $BOGUS_LLADDR dev ib0 nud permanent
-watch_begin drop
+watch_begin drop perf
 ktap_check "ping_to_unresolvable_gid_dropped" t_bogus_ping
 watch_end drop
 ktap_check "drop_events_match_ethtool_tx_drop_no_path" t_drop_events
