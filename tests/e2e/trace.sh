@@ -132,14 +132,17 @@ events_on() {
 }
 
 # watch_begin NAME [perf]: perf (outer window, if asked and it runs) then
-# tracefs. perf's command waits on a FIFO, starting no program meanwhile.
+# tracefs. perf's command waits on guest-lib.sh's FIFO, starting no
+# program meanwhile.
 watch_begin() {
 	rm -f $WORK/started $WORK/stop
 	PERF_PID=''
 	if [ $PERF_OK = 1 ] && [ "${2:-}" = perf ]; then
-		[ -p $WORK/nap ] || mkfifo $WORK/nap
+		# guest-lib.sh's FIFO (the fd is inherited) times the waits.
+		local nap='sleep 0.5'
+		[ -n "${_IPNG_NAP_FD:-}" ] && nap="read -r -t 0.5 -u $_IPNG_NAP_FD _"
 		perf stat -a -x, -o "$WORK/perf-$1.txt" -e 'ipoib_ng:*' -- \
-			bash -c "touch $WORK/started; exec 3<>$WORK/nap; while [ ! -e $WORK/stop ]; do read -r -t 0.5 -u 3 _; done; exit 0" \
+			bash -c "touch $WORK/started; while [ ! -e $WORK/stop ]; do $nap; done; exit 0" \
 			> "$WORK/perf-$1.log" 2>&1 &
 		PERF_PID=$!
 		# perf enables its counters before the command runs.
