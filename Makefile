@@ -9,6 +9,8 @@
 #   make vm-shell        two VMs, a shell on the first one
 #   make bench           throughput and latency on the fast kernel (see README)
 #   make soak            10 min of iperf3 under random mode/ethtool changes (README)
+#   make long            the long suites: stress, the full fault matrix, a
+#                        bigger hostile flood (README; not in CI)
 
 CACHE ?= $(HOME)/.cache/ipoib_ng
 RUNNING_KDIR := /lib/modules/$(shell uname -r)/build
@@ -17,7 +19,7 @@ KDIR := $(shell if [ -d $(RUNNING_KDIR) ]; then echo $(RUNNING_KDIR); \
 	else tests/vm/kernel.sh debug --path-only; fi)
 endif
 
-.PHONY: all modules clean check demo vm-shell bench soak kernel
+.PHONY: all modules clean check demo vm-shell bench soak long kernel
 
 all: modules
 
@@ -46,3 +48,10 @@ bench:
 
 soak:
 	tests/soak.sh
+
+# The lint and build steps of make check, then only the long suites.
+long:
+	IPNG_SUITES=stress,faults,hostile IPNG_STRESS_ROUNDS=3 \
+	IPNG_FAULTS_ROUNDS=8 IPNG_FAULTS_PAGE_ROUNDS=4 \
+	IPNG_HOSTILE_COUNT=20000 IPNG_HOSTILE_REQS=1000 \
+	IPNG_VM_TIMEOUT=$${IPNG_VM_TIMEOUT:-7200} tests/check.sh

@@ -20,6 +20,9 @@
 # Ends with "N passed, N failed"; exits non-zero on any failure.
 # Environment: IPNG_RESULTS (results folder, default results/check-<time>),
 # IPNG_SKIP_VM=1 (stop after step 4), IPNG_VM_TIMEOUT (seconds, default 4800),
+# IPNG_SUITES (the suites of step 5, comma-separated, "kunit" for the KUnit
+# modules; default: tests/e2e/guest-main.sh's list) and the suites' own
+# sizes (IPNG_FAULTS_*, IPNG_HOSTILE_*, IPNG_STRESS_ROUNDS; `make long`),
 # IPNG_STOCK=1 (step 6), IPNG_STOCK_SUITES (default
 # dkms,link,datagram,observe,tuning,connected), IPNG_STOCK_TIMEOUT (1800).
 set -uo pipefail
@@ -213,7 +216,14 @@ vm_pair() {
 
 step "two VMs: KUnit and end-to-end suites"
 vmres=$results/vm
-vm_pair "" "$kdir" "$vmres" "${IPNG_VM_TIMEOUT:-4800}" console+kmemleak
+# The suites' own knobs, when set, reach the guests (make long sets them).
+suite_env=()
+for v in IPNG_SUITES IPNG_FAULTS_ROUNDS IPNG_FAULTS_PAGE_ROUNDS IPNG_FAULTS_OPS \
+	IPNG_HOSTILE_COUNT IPNG_HOSTILE_PPS IPNG_HOSTILE_REQS IPNG_HOSTILE_MAXCONN \
+	IPNG_STRESS_ROUNDS; do
+	[ -n "${!v:-}" ] && suite_env+=(--env "$v=${!v}")
+done
+vm_pair "" "$kdir" "$vmres" "${IPNG_VM_TIMEOUT:-4800}" console+kmemleak "${suite_env[@]}"
 
 # failure_notes KTAP: what each failed case printed first and last (4 and
 # 3 lines), so that a CI log which shows only its end still tells why.

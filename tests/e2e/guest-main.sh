@@ -11,7 +11,7 @@
 set -u
 . "$IPNG_REPO/tests/vm/guest-lib.sh"
 
-suites=(link datagram observe trace tuning connected)
+suites=(link datagram observe trace tuning connected recovery hostile faults)
 kunit=1
 if [ -n "${IPNG_SUITES:-}" ]; then
 	IFS=, read -r -a suites <<<"$IPNG_SUITES"

@@ -101,7 +101,7 @@ class UdSender:
         self.sgid_index = find_gid_index(self.ctx, port, own_gid)
         gr = GlobalRoute(dgid=GID(gid_str(dgid)), sgid_index=self.sgid_index,
                          hop_limit=64)
-        self.ah = AH(self.pd, attr=AHAttr(port_num=port, is_global=1, grh=gr))
+        self.ah = AH(self.pd, attr=AHAttr(port_num=port, is_global=1, gr=gr))
         self.dqpn = dqpn
         self.outstanding = 0
         self.sent = 0
