@@ -12,10 +12,10 @@
 #  5. boot two VMs on the debug kernel, run KUnit and the end-to-end suites
 #     (tests/e2e), parse every KTAP file with the kernel's kunit.py, scan
 #     the guest logs for BUG/WARNING/KASAN/lockdep/kmemleak reports
-#  6. with IPNG_STOCK=1 (not yet by default: it does not fit CI's time
-#     yet), boot two VMs on Debian's stock 6.12 kernel (tests/vm/stock.sh),
-#     install the DKMS build of step 4 there (suite dkms) and run the core
-#     suites with it; reported apart, then the debug kernel's numbers
+#  6. at the same time (niced, beside step 5), boot two VMs on Debian's
+#     stock 6.12 kernel (tests/vm/stock.sh), install the DKMS build of
+#     step 4 there (suite dkms) and run the core suites with it; reported
+#     apart, then the debug kernel's numbers
 #
 # Ends with "N passed, N failed"; exits non-zero on any failure.
 # Environment: IPNG_RESULTS (results folder, default results/check-<time>),
@@ -23,8 +23,9 @@
 # IPNG_SUITES (the suites of step 5, comma-separated, "kunit" for the KUnit
 # modules; default: tests/e2e/guest-main.sh's list) and the suites' own
 # sizes (IPNG_FAULTS_*, IPNG_HOSTILE_*, IPNG_STRESS_ROUNDS; `make long`),
-# IPNG_STOCK=1 (step 6), IPNG_STOCK_SUITES (default
-# dkms,link,datagram,observe,tuning,connected), IPNG_STOCK_TIMEOUT (1800).
+# IPNG_STOCK=0 (no step 6), IPNG_STOCK_SUITES (default
+# dkms,link,datagram,observe,tuning,connected), IPNG_STOCK_TIMEOUT (3600),
+# IPNG_STOCK_NICE (the stock VMs' nice value, default 5).
 set -uo pipefail
 
 repo=$(cd "$(dirname "$0")/.." && pwd)
@@ -180,31 +181,42 @@ watch_suites() {
 	done
 }
 
-# vm_pair LABEL KDIR DIR TIMEOUT LOGS [--env NAME=VALUE]...: run
-# guest-main.sh in two VMs on KDIR with results in DIR (suite results
-# printed as they come), then scan each guest's logs: LOGS is "console" or
-# "console+kmemleak" (kernels with kmemleak). One test for the run, one per
-# guest for its logs.
-vm_pair() {
-	local label=$1 kd=$2 dir=$3 timeout=$4 logs=$5 watcher vm files
+# vm_pair_start LABEL KDIR DIR TIMEOUT LOGS [--env NAME=VALUE]...: start
+# guest-main.sh in two VMs on KDIR with results in DIR, in the background
+# (suite results printed as they come); vm_pair_wait LABEL waits for them
+# and scans each guest's logs: LOGS is "console" or "console+kmemleak"
+# (kernels with kmemleak). One test for the run, one per guest for its
+# logs. VP_PREFIX (a command and its arguments, e.g. nice) runs run-vms.sh.
+declare -A vp_pid=() vp_watch=() vp_dir=() vp_logs=()
+VP_PREFIX=()
+vm_pair_start() {
+	local label=$1 kd=$2 dir=$3 timeout=$4 logs=$5
 	shift 5
 	mkdir -p "$dir"
 	watch_suites "$dir" "$label" &
-	watcher=$!
-	if tests/vm/run-vms.sh --kernel "$kd" --results "$dir" \
+	vp_watch[$label]=$!
+	"${VP_PREFIX[@]}" tests/vm/run-vms.sh --kernel "$kd" --results "$dir" \
 		--script "$repo/tests/e2e/guest-main.sh" "$@" \
-		--timeout "$timeout" > "$dir.log" 2>&1; then
+		--timeout "$timeout" > "$dir.log" 2>&1 &
+	vp_pid[$label]=$!
+	vp_dir[$label]=$dir
+	vp_logs[$label]=$logs
+}
+
+vm_pair_wait() {
+	local label=$1 dir=${vp_dir[$1]} vm files
+	if wait "${vp_pid[$label]}"; then
 		pass "${label}VMs ran to completion"
 	else
 		tail -30 "$dir.log"
 		fail "${label}VMs ran to completion"
 	fi
-	kill "$watcher" 2>/dev/null
-	wait "$watcher" 2>/dev/null
+	kill "${vp_watch[$label]}" 2>/dev/null
+	wait "${vp_watch[$label]}" 2>/dev/null
 	for vm in "$dir"/vm*; do
 		[ -d "$vm" ] || continue
 		files=("$vm/console.log")
-		[ "$logs" = console+kmemleak ] && files+=("$vm/kmemleak.txt")
+		[ "${vp_logs[$label]}" = console+kmemleak ] && files+=("$vm/kmemleak.txt")
 		if tests/vm/scan-logs.sh "${files[@]}" > "$vm/scan.txt" 2>&1; then
 			pass "$label$(basename "$vm") kernel log has no BUG/WARNING/KASAN/lockdep/leak"
 		else
@@ -214,7 +226,23 @@ vm_pair() {
 	done
 }
 
-step "two VMs: KUnit and end-to-end suites"
+# Debian's stock 6.12 kernel runs the core suites in two more VMs beside
+# the debug pair, niced: its guests are about five times faster and need
+# little CPU, so they take what the debug pair leaves idle (one debug VM
+# often waits for the other) instead of adding their time to the run.
+stock=${IPNG_STOCK:-1} stock_err='' srel=${stock_rel[6.12]:-}
+sres=$results/vm-stock-6.12
+if [ "$stock" = 1 ]; then
+	step "stock $srel kernel prepared (tests/vm/stock.sh)"
+	if [ -z "$srel" ] || [ ! -s "$results/dkms-6.12.tar.gz" ]; then
+		stock_err="no DKMS build to install"
+	elif ! skdir=$(tests/vm/stock.sh "$srel" 2>> "$results/stock.log"); then
+		tail -5 "$results/stock.log"
+		stock_err="kernel $srel not prepared (see stock.log)"
+	fi
+fi
+
+step "two VMs on the debug kernel: KUnit and end-to-end suites"
 vmres=$results/vm
 # The suites' own knobs, when set, reach the guests (make long sets them).
 suite_env=()
@@ -223,7 +251,19 @@ for v in IPNG_SUITES IPNG_FAULTS_ROUNDS IPNG_FAULTS_PAGE_ROUNDS IPNG_FAULTS_OPS 
 	IPNG_STRESS_ROUNDS; do
 	[ -n "${!v:-}" ] && suite_env+=(--env "$v=${!v}")
 done
-vm_pair "" "$kdir" "$vmres" "${IPNG_VM_TIMEOUT:-4800}" console+kmemleak "${suite_env[@]}"
+vm_pair_start "" "$kdir" "$vmres" "${IPNG_VM_TIMEOUT:-4800}" console+kmemleak "${suite_env[@]}"
+if [ "$stock" = 1 ] && [ -z "$stock_err" ]; then
+	step "two VMs on the stock $srel kernel beside them: DKMS install and the core suites"
+	mkdir -p "$sres"
+	cp "$results/dkms-6.12.tar.gz" "$sres/dkms.tar.gz"
+	# Not behind the VM lock, which the debug pair holds.
+	VP_PREFIX=(nice -n "${IPNG_STOCK_NICE:-5}" env IPNG_VM_LOCK=none)
+	vm_pair_start "stock-6.12 " "$skdir" "$sres" "${IPNG_STOCK_TIMEOUT:-3600}" console \
+		--env IPNG_SUITES="${IPNG_STOCK_SUITES:-dkms,link,datagram,observe,tuning,connected}" \
+		--env IPNG_DKMS_TARBALL=/results/dkms.tar.gz
+	VP_PREFIX=()
+fi
+vm_pair_wait ""
 
 # failure_notes KTAP: what each failed case printed first and last (4 and
 # 3 lines), so that a CI log which shows only its end still tells why.
@@ -287,27 +327,17 @@ echo "KUnit cases: $kunit_cases, end-to-end cases: $e2e_cases"
 debug_passed=$passed debug_failed=$failed
 
 # --- the core suites on Debian's stock 6.12 kernel, installed with DKMS ---
-if [ "${IPNG_STOCK:-0}" = 1 ]; then
-	rel=${stock_rel[6.12]:-}
-	step "stock $rel kernel: DKMS install and the core suites in two VMs"
-	sres=$results/vm-stock-6.12
-	if [ -z "$rel" ] || [ ! -s "$results/dkms-6.12.tar.gz" ]; then
-		fail "stock 6.12 VMs: no DKMS build to install"
-	elif ! skdir=$(tests/vm/stock.sh "$rel" 2>> "$results/stock.log"); then
-		tail -5 "$results/stock.log"
-		fail "stock 6.12 VMs: kernel $rel prepared"
+if [ "$stock" = 1 ]; then
+	if [ -n "$stock_err" ]; then
+		fail "stock 6.12 VMs: $stock_err"
 	else
-		mkdir -p "$sres"
-		cp "$results/dkms-6.12.tar.gz" "$sres/dkms.tar.gz"
-		vm_pair "stock-6.12 " "$skdir" "$sres" "${IPNG_STOCK_TIMEOUT:-1800}" console \
-			--env IPNG_SUITES="${IPNG_STOCK_SUITES:-dkms,link,datagram,observe,tuning,connected}" \
-			--env IPNG_DKMS_TARBALL=/results/dkms.tar.gz
-		step "KTAP results (stock 6.12 kernel)"
+		vm_pair_wait "stock-6.12 "
+		step "KTAP results (stock $srel kernel)"
 		e2e_before=$e2e_cases
 		parse_ktaps "$sres" "stock-6.12/"
 		[ "$e2e_cases" -gt "$e2e_before" ] || fail "stock 6.12: end-to-end suites reported results"
-		echo "stock 6.12: $((passed - debug_passed)) passed, $((failed - debug_failed)) failed"
 	fi
+	echo "stock 6.12: $((passed - debug_passed)) passed, $((failed - debug_failed)) failed"
 fi
 echo "debug kernel: $debug_passed passed, $debug_failed failed (with the lint and build steps)"
 

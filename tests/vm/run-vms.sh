@@ -160,6 +160,9 @@ kernel_cmdline() {
 	# identify_cpu() has the CPU feature bits cleared gets a false "BUG:
 	# KASAN: wild-memory-access" (KASAN_SHADOW_START follows the LA57 bit).
 	cmd+=" no5lvl printk.time=1"
+	# Room for every stack the faults suite's injections print (verbose=2)
+	# until it reads them at its end; the default is 128 KiB.
+	cmd+=" log_buf_len=4M"
 	# acpi=noirq: under KASAN the ACPI interpreter runs the PCI _PRT
 	# method into its loop timeout (minutes of boot, virtio IRQs lost);
 	# the PIIX router and the MP table route IRQs instead. ACPI itself
