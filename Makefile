@@ -53,5 +53,6 @@ soak:
 long:
 	IPNG_SUITES=stress,faults,hostile IPNG_STRESS_ROUNDS=3 \
 	IPNG_FAULTS_ROUNDS=8 IPNG_FAULTS_PAGE_ROUNDS=4 \
+	IPNG_FAULTS_OPS=insmod,open,channels,rings,mode_sysfs,mode_iplink,xmit,workers \
 	IPNG_HOSTILE_COUNT=10000 IPNG_HOSTILE_REQS=1000 \
 	IPNG_STOCK=0 IPNG_VM_TIMEOUT=$${IPNG_VM_TIMEOUT:-7200} tests/check.sh

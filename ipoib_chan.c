@@ -18,6 +18,7 @@
  * halted with carrier off and is tried again every second.
  */
 #include <linux/cpumask.h>
+#include <linux/delay.h>
 #include <linux/moduleparam.h>
 #include <linux/rtnetlink.h>
 #include <linux/smp.h>
@@ -26,6 +27,7 @@
 
 #define IPNG_STALL_TIMEOUT	(2 * HZ)	/* send ring without progress */
 #define IPNG_STALL_PERIOD	HZ		/* detector period */
+#define IPNG_DRAIN_TIMEOUT	(2 * HZ)	/* sends flushed before RESET */
 
 unsigned int ipng_num_channels;
 module_param_named(num_channels, ipng_num_channels, uint, 0444);
@@ -556,19 +558,59 @@ static void ipng_chan_empty(struct ipng_chan *c, bool cm)
 }
 
 /*
- * Every channel's QP to RESET, through ERROR. A QP in ERROR takes no more
- * datagrams; after a grace period no receive that took one before is
- * still running. Only then RESET, which on rxe drains the QP's packet
- * queue in this context: straight from RTS it raced with a receive on
- * another CPU working on the same queue (KASAN: use-after-free in
- * rxe_responder under ethtool -G with traffic).
+ * True once no channel has a send in flight. Channels that still have
+ * some get a poll: their CQ may be unarmed (a hold-off) or the completions
+ * may have been left alone (tx_stall).
  */
-static void ipng_chans_reset(struct ipng_dev *ipd)
+static bool ipng_chans_sends_done(struct ipng_dev *ipd)
 {
+	bool done = true;
 	unsigned int i;
 
+	for (i = 0; i < ipd->nchans; i++) {
+		struct ipng_chan *c = ipng_chan(ipd, i);
+
+		if (!ipng_tx_depth(c))
+			continue;
+		done = false;
+		local_bh_disable();
+		napi_schedule(&c->napi);
+		local_bh_enable();
+	}
+	return done;
+}
+
+/*
+ * Every channel's QP to RESET, through ERROR. A QP in ERROR takes no more
+ * datagrams and completes what was posted (flushed). @running: NAPI still
+ * runs, and takes those send completions: RESET waits until every send
+ * in flight has completed (or IPNG_DRAIN_TIMEOUT passed), because a send
+ * that completes only after the reset would be taken for one of the next
+ * start's, which reuses the ring from slot 0, and free a packet the
+ * device is still reading (KASAN: use-after-free in rxe_mr_copy() from
+ * rxe_requester(), freed by ipng_tx_done(), after a stall reset under a
+ * flood). After a grace period no receive that took a datagram before
+ * ERROR is still running. Only then RESET, which on rxe drains the QP's
+ * packet queue in this context: straight from RTS it raced with a receive
+ * on another CPU working on the same queue (KASAN: use-after-free in
+ * rxe_responder under ethtool -G with traffic).
+ */
+static void ipng_chans_reset(struct ipng_dev *ipd, bool running)
+{
+	unsigned long until = jiffies + IPNG_DRAIN_TIMEOUT;
+	unsigned int i;
+
+	ASSERT_RTNL();
 	for (i = 0; i < ipd->nchans; i++)
 		ipng_ib_qp_error(ipd, ipng_chan(ipd, i)->qp);
+	while (running && !ipng_chans_sends_done(ipd)) {
+		if (time_after(jiffies, until)) {
+			netdev_warn(ipd->ndev, "sends still in flight %u ms after the QPs went to ERROR; resetting them anyway\n",
+				    jiffies_to_msecs(IPNG_DRAIN_TIMEOUT));
+			break;
+		}
+		usleep_range(2000, 5000);
+	}
 	synchronize_net();
 	for (i = 0; i < ipd->nchans; i++)
 		ipng_ib_qp_reset(ipd, ipng_chan(ipd, i)->qp);
@@ -609,7 +651,7 @@ err_reset:
 	/* No NAPI ran: flushed receives are still in the CQ, and must not
 	 * be taken for completions of the next start's buffers.
 	 */
-	ipng_chans_reset(ipd);
+	ipng_chans_reset(ipd, false);
 	for (i = 0; i < ipd->nchans; i++)
 		ipng_chan_empty(ipng_chan(ipd, i), false);
 	return err;
@@ -628,7 +670,7 @@ static void ipng_chans_halt(struct ipng_dev *ipd, bool cm)
 	ASSERT_RTNL();
 	running = test_and_clear_bit(IPNG_F_RUNNING, &ipd->flags);
 	if (running)
-		ipng_chans_reset(ipd);
+		ipng_chans_reset(ipd, true);
 	for (i = 0; i < ipd->nchans; i++) {
 		if (running)
 			ipng_chan_quiesce(ipng_chan(ipd, i));
@@ -923,6 +965,8 @@ int ipng_chans_recover(struct ipng_dev *ipd)
 	if (!test_bit(IPNG_F_OPEN, &ipd->flags))
 		return 0;
 	ipng_stat_add_bh(ipd->stats, IPNG_STAT_RECOVERIES, 1);
+	/* The completions tx_stall left alone are taken before the reset. */
+	clear_bit(IPNG_F_TX_STALL, &ipd->flags);
 	return ipng_chans_restart(ipd, ipng_chans_nop, NULL);
 }
 

@@ -319,8 +319,19 @@ static void ipng_tx_done(struct ib_cq *cq, struct ib_wc *wc)
 	struct ipng_chan *c = cq->cq_context;
 	struct ipng_dev *ipd = c->ipd;
 	struct ipng_tx_ring *tx = &c->tx;
-	struct ipng_slot *slot = &tx->slots[tx->tail & (tx->size - 1)];
-	struct sk_buff *skb = ipng_take_slot(ipd, slot, DMA_TO_DEVICE);
+	struct ipng_slot *slot;
+	struct sk_buff *skb;
+
+	/* A completion with nothing in flight belongs to no send of ours
+	 * (ipng_chans_reset() waits for the last one before RESET).
+	 */
+	if (unlikely(tx->tail == READ_ONCE(tx->head))) {
+		ipng_stat_add(ipd->stats, IPNG_STAT_TX_ERRORS, 1);
+		netdev_warn_once(ipd->ndev, "send completion with no send in flight\n");
+		return;
+	}
+	slot = &tx->slots[tx->tail & (tx->size - 1)];
+	skb = ipng_take_slot(ipd, slot, DMA_TO_DEVICE);
 
 	if (likely(wc->status == IB_WC_SUCCESS)) {
 		ipng_chan_stat_add(c, &c->stats.tx_packets, 1);

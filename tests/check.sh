@@ -181,42 +181,45 @@ watch_suites() {
 	done
 }
 
-# vm_pair_start LABEL KDIR DIR TIMEOUT LOGS [--env NAME=VALUE]...: start
-# guest-main.sh in two VMs on KDIR with results in DIR, in the background
-# (suite results printed as they come); vm_pair_wait LABEL waits for them
+# vm_pair_start KEY LABEL KDIR DIR TIMEOUT LOGS [--env NAME=VALUE]...:
+# start guest-main.sh in two VMs on KDIR with results in DIR, in the
+# background (suite results printed as they come, LABEL before each test
+# name); vm_pair_wait KEY waits for them
 # and scans each guest's logs: LOGS is "console" or "console+kmemleak"
 # (kernels with kmemleak). One test for the run, one per guest for its
 # logs. VP_PREFIX (a command and its arguments, e.g. nice) runs run-vms.sh.
 declare -A vp_pid=() vp_watch=() vp_dir=() vp_logs=()
 VP_PREFIX=()
+declare -A vp_label=()
 vm_pair_start() {
-	local label=$1 kd=$2 dir=$3 timeout=$4 logs=$5
-	shift 5
+	local key=$1 label=$2 kd=$3 dir=$4 timeout=$5 logs=$6
+	shift 6
 	mkdir -p "$dir"
 	watch_suites "$dir" "$label" &
-	vp_watch[$label]=$!
+	vp_watch[$key]=$!
 	"${VP_PREFIX[@]}" tests/vm/run-vms.sh --kernel "$kd" --results "$dir" \
 		--script "$repo/tests/e2e/guest-main.sh" "$@" \
 		--timeout "$timeout" > "$dir.log" 2>&1 &
-	vp_pid[$label]=$!
-	vp_dir[$label]=$dir
-	vp_logs[$label]=$logs
+	vp_pid[$key]=$!
+	vp_dir[$key]=$dir
+	vp_logs[$key]=$logs
+	vp_label[$key]=$label
 }
 
 vm_pair_wait() {
-	local label=$1 dir=${vp_dir[$1]} vm files
-	if wait "${vp_pid[$label]}"; then
+	local key=$1 label=${vp_label[$1]} dir=${vp_dir[$1]} vm files
+	if wait "${vp_pid[$key]}"; then
 		pass "${label}VMs ran to completion"
 	else
 		tail -30 "$dir.log"
 		fail "${label}VMs ran to completion"
 	fi
-	kill "${vp_watch[$label]}" 2>/dev/null
-	wait "${vp_watch[$label]}" 2>/dev/null
+	kill "${vp_watch[$key]}" 2>/dev/null
+	wait "${vp_watch[$key]}" 2>/dev/null
 	for vm in "$dir"/vm*; do
 		[ -d "$vm" ] || continue
 		files=("$vm/console.log")
-		[ "${vp_logs[$label]}" = console+kmemleak ] && files+=("$vm/kmemleak.txt")
+		[ "${vp_logs[$key]}" = console+kmemleak ] && files+=("$vm/kmemleak.txt")
 		if tests/vm/scan-logs.sh "${files[@]}" > "$vm/scan.txt" 2>&1; then
 			pass "$label$(basename "$vm") kernel log has no BUG/WARNING/KASAN/lockdep/leak"
 		else
@@ -251,19 +254,25 @@ for v in IPNG_SUITES IPNG_FAULTS_ROUNDS IPNG_FAULTS_PAGE_ROUNDS IPNG_FAULTS_OPS 
 	IPNG_STRESS_ROUNDS; do
 	[ -n "${!v:-}" ] && suite_env+=(--env "$v=${!v}")
 done
-vm_pair_start "" "$kdir" "$vmres" "${IPNG_VM_TIMEOUT:-4800}" console+kmemleak "${suite_env[@]}"
+vm_pair_start debug "" "$kdir" "$vmres" "${IPNG_VM_TIMEOUT:-4800}" console+kmemleak "${suite_env[@]}"
 if [ "$stock" = 1 ] && [ -z "$stock_err" ]; then
+	# Once the debug pair has the VM lock and has started (another VM
+	# run on the machine makes it wait).
+	while ! grep -q '^run-vms: started' "$vmres.log" 2>/dev/null &&
+		kill -0 "${vp_pid[debug]}" 2>/dev/null; do
+		sleep 5
+	done
 	step "two VMs on the stock $srel kernel beside them: DKMS install and the core suites"
 	mkdir -p "$sres"
 	cp "$results/dkms-6.12.tar.gz" "$sres/dkms.tar.gz"
 	# Not behind the VM lock, which the debug pair holds.
 	VP_PREFIX=(nice -n "${IPNG_STOCK_NICE:-5}" env IPNG_VM_LOCK=none)
-	vm_pair_start "stock-6.12 " "$skdir" "$sres" "${IPNG_STOCK_TIMEOUT:-3600}" console \
+	vm_pair_start stock "stock-6.12 " "$skdir" "$sres" "${IPNG_STOCK_TIMEOUT:-3600}" console \
 		--env IPNG_SUITES="${IPNG_STOCK_SUITES:-dkms,link,datagram,observe,tuning,connected}" \
 		--env IPNG_DKMS_TARBALL=/results/dkms.tar.gz
 	VP_PREFIX=()
 fi
-vm_pair_wait ""
+vm_pair_wait debug
 
 # failure_notes KTAP: what each failed case printed first and last (4 and
 # 3 lines), so that a CI log which shows only its end still tells why.
@@ -331,7 +340,7 @@ if [ "$stock" = 1 ]; then
 	if [ -n "$stock_err" ]; then
 		fail "stock 6.12 VMs: $stock_err"
 	else
-		vm_pair_wait "stock-6.12 "
+		vm_pair_wait stock
 		step "KTAP results (stock $srel kernel)"
 		e2e_before=$e2e_cases
 		parse_ktaps "$sres" "stock-6.12/"
