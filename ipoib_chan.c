@@ -25,7 +25,13 @@
 
 #include "ipoib.h"
 
-#define IPNG_STALL_TIMEOUT	(2 * HZ)	/* send ring without progress */
+/*
+ * A send ring without progress for this long is reset. Not less: a busy
+ * soft-RoCE device under a flood (debug kernel) was seen to complete
+ * nothing for 2-4.5 s and then go on, and each reset drops what arrives
+ * while the QPs are down; the netdev watchdog's default is 5 s too.
+ */
+#define IPNG_STALL_TIMEOUT	(5 * HZ)
 #define IPNG_STALL_PERIOD	HZ		/* detector period */
 #define IPNG_DRAIN_TIMEOUT	(2 * HZ)	/* sends flushed before RESET */
 

@@ -26,7 +26,8 @@
  * @IPNG_STAT_TX_DROP_BAD_HEADER: packet without a valid IPoIB link header
  * @IPNG_STAT_TX_DROP_TOO_BIG: packet larger than the datagram MTU
  * @IPNG_STAT_TX_DROP_POST: the send queue refused the work request
- * @IPNG_STAT_TX_ERRORS: send completions with an error status
+ * @IPNG_STAT_TX_ERRORS: send completions with an error status, or with no
+ *	send in flight (UD)
  * @IPNG_STAT_TX_DROP_RING_FULL: send ring (UD or RC) had no free slot
  * @IPNG_STAT_TX_DROP_CM_QUEUE: dropped while waiting for a connection
  *	(its queue was full, or it closed before coming up)
