@@ -188,9 +188,8 @@ watch_suites() {
 # and scans each guest's logs: LOGS is "console" or "console+kmemleak"
 # (kernels with kmemleak). One test for the run, one per guest for its
 # logs. VP_PREFIX (a command and its arguments, e.g. nice) runs run-vms.sh.
-declare -A vp_pid=() vp_watch=() vp_dir=() vp_logs=()
+declare -A vp_pid=() vp_watch=() vp_dir=() vp_logs=() vp_label=()
 VP_PREFIX=()
-declare -A vp_label=()
 vm_pair_start() {
 	local key=$1 label=$2 kd=$3 dir=$4 timeout=$5 logs=$6
 	shift 6

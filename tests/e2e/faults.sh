@@ -359,7 +359,7 @@ points() {
 
 # sweep OP ALLOC ROUNDS: one KTAP test; its diagnostics list every round.
 sweep() {
-	local op=$1 a=$2 n=$3 base total s rc=0 r=0 inj=0 failed=0 line out UNITS=bytes
+	local op=$1 a=$2 n=$3 base total lo s rc=0 r=0 inj=0 failed=0 line out UNITS=bytes
 	[ "$a" = fail_page_alloc ] && UNITS=pages
 	"${op}_pre" > /dev/null 2>&1 || { echo "${op}_pre failed"; return 1; }
 	if [ "$op" = workers ]; then
@@ -385,9 +385,9 @@ sweep() {
 		# both, so that they inject something (the program fails
 		# first and must leave ib0 as it was).
 		if [ "$a" = fail_page_alloc ] || [ $((total - base)) -lt 4096 ]; then
-			s=$((total < base ? total : base))
-			note "$op/$a: operation $total, base $base: rounds from $((s * 9 / 10)) $UNITS"
-			base=$((s * 9 / 10))
+			lo=$(((total < base ? total : base) * 9 / 10))
+			note "$op/$a: operation $total, base $base: rounds from $lo $UNITS"
+			base=$lo
 		fi
 	fi
 	echo "$op/$a: base $base, operation $total ($UNITS)"
