@@ -177,7 +177,7 @@ numbers() {
 }
 
 t_flood_arrived() {
-	local rx1
+	local rx1 hw
 	numbers "$1" || return 1
 	rx1=$(ethstat rx_packets)
 	echo "rx_packets $RX0 -> $rx1; arp allocs ${BEFORE[arp_allocs]} -> ${AFTER[arp_allocs]}" \
@@ -185,19 +185,19 @@ t_flood_arrived() {
 		"nd allocs ${BEFORE[nd_allocs]} -> ${AFTER[nd_allocs]}" \
 		"(table_fulls ${BEFORE[nd_table_fulls]} -> ${AFTER[nd_table_fulls]})"
 	hw_counters "$NUMS-$1.hw1"
-	echo "$HWC changed:$(hw_deltas "$NUMS-$1.hw0" "$NUMS-$1.hw1")"
+	hw=$(hw_deltas "$NUMS-$1.hw0" "$NUMS-$1.hw1")
+	echo "$HWC changed:$hw"
 	echo "ib0 drop and error counters not zero: $(ethtool -S ib0 |
 		grep -E 'drop|err|miss|fail' | grep -v ': 0$' | tr -s ' \n' ' ')"
-	note "$1 rx_packets $RX0 -> $rx1; rdma port counters:$(hw_deltas "$NUMS-$1.hw0" "$NUMS-$1.hw1")"
-	# The ARP and NS floods (the REQs come on QP1, not ib0): most of them
-	# must have arrived for the bounds below to mean anything. Not all do:
-	# under the flood a send queue of the victim's rxe can stall for
-	# seconds (its sends then do not even flush in ERROR), the detector
-	# resets the channels and what arrives meanwhile is lost (86% arrived
-	# in connected mode on 2026-12-01; see hostile-notes.txt).
+	note "$1 rx_packets $RX0 -> $rx1; rdma port counters:$hw"
 	echo "$((rx1 - RX0)) of $((2 * COUNT)) flood packets counted in rx_packets"
-	[ $((rx1 - RX0)) -ge $((2 * COUNT / 2)) ] ||
-		{ echo "fewer than half of the $((2 * COUNT)) packets arrived"; return 1; }
+	# The ARP and NS floods (the REQs come on QP1, not ib0). Open defect:
+	# under the flood a send queue of the victim's rxe stalls for seconds
+	# (its sends then do not even flush in ERROR), the detector resets the
+	# channels and what arrives meanwhile is lost (86% arrived in connected
+	# mode on 2026-12-01); this case fails on it.
+	[ $((rx1 - RX0)) -ge $((2 * COUNT * 9 / 10)) ] ||
+		{ echo "fewer than 90% of the $((2 * COUNT)) packets arrived"; return 1; }
 }
 
 t_replies_made() {
