@@ -520,6 +520,13 @@ static void ipng_chan_start(struct ipng_chan *c)
 	holdoffs = c->moder.holdoffs;
 	ipng_moder_init(&c->moder, &c->napi, rx_cqs, tx_cqs, &ipd->coal);
 	c->moder.holdoffs = holdoffs;
+	/*
+	 * The stall detector counts from here: filling a large receive ring
+	 * takes seconds (9 s for 8192 buffers on the debug kernel), and a
+	 * send posted right after it would otherwise look stuck that long.
+	 */
+	c->tx.seen_tail = c->tx.tail;
+	c->tx.seen_at = jiffies;
 	napi_enable(&c->napi);
 	/* The first poll takes what is there and arms the CQs. */
 	napi_schedule(&c->napi);

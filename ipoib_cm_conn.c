@@ -366,6 +366,56 @@ static bool ipng_cm_tx_keep_marker(struct ipng_cm_tx *tx)
 	return keep;
 }
 
+/**
+ * ipng_cm_drain_wait() - wait until a closing connection's completions
+ *	are back
+ * @cm: connected mode
+ * @done: true once they are
+ * @arg: what @done looks at
+ *
+ * Channel 0's NAPI reaps the connected-mode CQs; it is kicked every tick
+ * in case a hold-off left them unarmed. While the interface is up but its
+ * channels are halted (a restart filling large rings, or one the watchdog
+ * retries) nothing can be reaped: that time does not count against
+ * IPNG_CM_DRAIN_TIMEOUT, only against IPNG_CM_DRAIN_MAX. Freeing what a
+ * completion still points to, because a restart happened to last longer
+ * than the timeout, was a use-after-free in ipng_cm_rx_done() once NAPI
+ * ran again (soak: ethtool -L with an 8192-buffer receive ring).
+ *
+ * Context: process context (a release work); sleeps.
+ * Return: true if @done came true, false on timeout.
+ */
+static bool ipng_cm_drain_wait(struct ipng_cm *cm,
+			       bool (*done)(void *arg), void *arg)
+{
+	struct ipng_dev *ipd = cm->ipd;
+	unsigned long start = jiffies, spent = 0, t;
+	bool halted;
+
+	while (!done(arg)) {
+		if (spent >= IPNG_CM_DRAIN_TIMEOUT ||
+		    time_after(jiffies, start + IPNG_CM_DRAIN_MAX))
+			return false;
+		halted = test_bit(IPNG_F_OPEN, &ipd->flags) &&
+			 !test_bit(IPNG_F_RUNNING, &ipd->flags);
+		local_bh_disable();
+		napi_schedule(&ipng_chan0(ipd)->napi);
+		local_bh_enable();
+		t = jiffies;
+		wait_event_timeout(cm->drain_wq, done(arg), IPNG_CM_DRAIN_TICK);
+		if (!halted)
+			spent += jiffies - t;
+	}
+	return true;
+}
+
+static bool ipng_cm_tx_drained(void *arg)
+{
+	struct ipng_cm_tx *tx = arg;
+
+	return READ_ONCE(tx->tail) == tx->head;
+}
+
 /*
  * Destroy the verbs objects of a failed or closing connection once its
  * sends have come back and give back what it held; a closing one is then
@@ -385,9 +435,7 @@ static void ipng_cm_tx_release_work(struct work_struct *work)
 	/* 1. No send completes after this. */
 	if (tx->qp) {
 		ib_modify_qp(tx->qp, &attr, IB_QP_STATE);
-		if (!wait_event_timeout(cm->drain_wq,
-					READ_ONCE(tx->tail) == tx->head,
-					IPNG_CM_DRAIN_TIMEOUT))
+		if (!ipng_cm_drain_wait(cm, ipng_cm_tx_drained, tx))
 			netdev_warn(ipd->ndev, "RC QP %u: %u sends did not complete\n",
 				    tx->qpn, tx->head - tx->tail);
 	}
@@ -558,8 +606,25 @@ static void ipng_cm_rx_drained(struct ib_cq *cq, struct ib_wc *wc)
 {
 	struct ipng_cm_rx *rx = container_of(wc->wr_cqe, struct ipng_cm_rx,
 					     drain_cqe);
+	struct ipng_cm *cm = rx->cm;
 
+	/* @rx may be freed once the waiter sees this; @cm outlives it. */
 	complete(&rx->drained);
+	wake_up(&cm->drain_wq);
+}
+
+static bool ipng_cm_rx_marker_back(void *arg)
+{
+	struct ipng_cm_rx *rx = arg;
+
+	return completion_done(&rx->drained);
+}
+
+static bool ipng_cm_rx_ring_back(void *arg)
+{
+	struct ipng_cm_rx *rx = arg;
+
+	return !atomic_read(&rx->ring.posted);
 }
 
 /* Stop @rx's QP: no receive and no QP event (COMM_EST) after this. */
@@ -588,11 +653,10 @@ static void ipng_cm_rx_drain(struct ipng_cm_rx *rx)
 	struct net_device *ndev = cm->ipd->ndev;
 
 	if (ib_post_send(rx->qp, &wr, NULL) ||
-	    !wait_for_completion_timeout(&rx->drained, IPNG_CM_DRAIN_TIMEOUT))
+	    !ipng_cm_drain_wait(cm, ipng_cm_rx_marker_back, rx))
 		netdev_warn(ndev, "RC QP %u: drain marker lost\n", rx->qpn);
 	if (rx->ring.bufs &&
-	    !wait_event_timeout(cm->drain_wq, !atomic_read(&rx->ring.posted),
-				IPNG_CM_DRAIN_TIMEOUT))
+	    !ipng_cm_drain_wait(cm, ipng_cm_rx_ring_back, rx))
 		netdev_warn(ndev, "RC QP %u: receives did not flush\n",
 			    rx->qpn);
 }

@@ -19,7 +19,9 @@
 
 #define IPNG_CM_FRAGS		DIV_ROUND_UP(IPNG_CM_BUF_LEN, PAGE_SIZE)
 #define IPNG_CM_RETRY		(10 * HZ) /* UD only after a failed connect */
-#define IPNG_CM_DRAIN_TIMEOUT	(5 * HZ)
+#define IPNG_CM_DRAIN_TIMEOUT	(5 * HZ)	/* with the channels running */
+#define IPNG_CM_DRAIN_MAX	(60 * HZ)	/* halted channels included */
+#define IPNG_CM_DRAIN_TICK	(HZ / 10)
 #define IPNG_CM_CQ_SPARE	64	/* drain markers and slack */
 #define IPNG_CM_PEER_BITS	8	/* 256 buckets of per-peer counts */
 

@@ -14,6 +14,8 @@
 #    RTNL); the same under ethtool -L;
 #  - the port MTU raised on a live interface (the Ethernet MTU under rxe):
 #    receive buffers grow, so full-size datagrams arrive at once;
+#  - an incoming connection closed while the channels are halted: it is
+#    drained once they run again, never freed before;
 #  - ib0 brought up while the module is unloaded, a few times.
 # KTAP on stdout.
 set -u
@@ -107,6 +109,62 @@ t_ethtool_failed_restart() {
 	ping_each 3 "$PEERIP"
 }
 
+# rx_lines: incoming connections in debugfs, closing ones included (a
+# connection leaves the list only once its QP is destroyed).
+rx_lines() {
+	local l n=0
+	while IFS= read -r l; do
+		[[ $l == 'rx '* ]] && n=$((n + 1))
+	done < $DBG/cm
+	echo $n
+}
+# shellcheck disable=SC2317  # called through wait_for
+no_rx_lines() { [ "$(rx_lines)" = 0 ]; }
+# shellcheck disable=SC2317  # called through wait_for
+some_rx_line() { [ "$(rx_lines)" != 0 ]; }
+# shellcheck disable=SC2317  # called through wait_for
+carrier_off() { ! carrier_on; }
+
+# Both VMs, connected mode: vm1's channels stay halted for about 12 s
+# (restarts that fail) while vm2 sends over its connection to vm1 and then
+# closes it (mode datagram: a DREQ). vm1's connection can only be drained
+# once its channels run again; nothing of it may be freed before. It was
+# (a drain that gave up after 5 s), and the completions reaped after the
+# restart pointed at a destroyed QP: KASAN use-after-free in
+# ipng_cm_rx_done() (found by make soak, ethtool -L with a large ring).
+t_rx_close_while_halted() {
+	local rc=0 mark out
+	ip link set ib0 type ipoib mode connected || return 1
+	vm_barrier halt-connected 60 || return 1
+	if [ "$ME" = 2 ]; then
+		ping_each 3 "$PEERIP" || rc=1
+		vm_barrier halt-conn 60 || return 1
+		vm_barrier halt-halted 60 || return 1
+		ping -f -c 300 -w 3 -q "$PEERIP" > /dev/null 2>&1
+		ip link set ib0 type ipoib mode datagram || rc=1
+		vm_barrier halt-closed 60 || rc=1
+		vm_barrier halt-end 120 || rc=1
+		return $rc
+	fi
+	vm_barrier halt-conn 60 || return 1
+	wait_for 10 some_rx_line || { echo "no incoming connection from vm2"; rc=1; }
+	mark=$(dmesg | wc -l)
+	echo 12 > $DBG/fail_start && echo 0 > $DBG/qp_error || rc=1
+	wait_for 10 carrier_off || { echo "channels never halted"; rc=1; }
+	vm_barrier halt-halted 60 || rc=1
+	vm_barrier halt-closed 60 || rc=1
+	wait_for 40 carrier_on || { echo "carrier stayed off"; rc=1; }
+	wait_for 40 no_rx_lines || { echo "incoming connection still listed"; rc=1; }
+	out=$(dmesg | tail -n +$((mark + 1)) |
+		grep -E 'drain marker lost|did not flush|did not complete')
+	[ -z "$out" ] || { echo "$out"; rc=1; }
+	echo "fail_start left $(val $DBG/fail_start), recoveries $(es recoveries)"
+	ip link set ib0 type ipoib mode datagram || rc=1
+	vm_barrier halt-end 120 || rc=1
+	ping_each 3 "$PEERIP" || rc=1
+	return $rc
+}
+
 ib0_mtu_is() { [ "$(val $NET/ib0/mtu)" = "$1" ]; }
 
 # Both VMs: the port MTU drops (buffers sized for it after a reopen), then
@@ -139,6 +197,8 @@ t_up_during_unload() {
 		[ ! -e $NET/ib0 ] || { echo "ib0 still there"; return 1; }
 		setup || return 1
 	done
+	# Both VMs run this loop at once: the peer's ib0 may still be gone.
+	vm_barrier unload-loops-done 180 || return 1
 	ping_each 3 "$PEERIP"
 }
 
@@ -173,6 +233,7 @@ if have_knobs; then
 		turn $v "vm${v}_failed_restarts_retried" t_failed_restarts
 		turn $v "vm${v}_ethtool_L_failed_restart" t_ethtool_failed_restart
 	done
+	ktap_check "rx_connection_closed_while_halted" t_rx_close_while_halted
 else
 	ktap_skip "fault_knobs" "no qp_error/fail_start in debugfs (not a test build)"
 fi

@@ -645,11 +645,16 @@ change() {
 # Each change, its result read back; both VMs make them while the stream
 # runs (vm2 sends, vm1 receives).
 t_changes() {
-	local pid=$1 rc=0 t=$SECONDS
+	local pid=$1 rc=0 t=$SECONDS t0
+	load_stats > /dev/null || return 1
+	t0=${ES[tx_timeouts]:-}
 	sleep 3
 	change "$pid" "-L combined 1" set_channels 1 || rc=1
 	change "$pid" "-L combined $CH_MAX" set_channels "$CH_MAX" || rc=1
 	change "$pid" "-G rx 1024 tx 512" set_rings 1024 512 1024 512 || rc=1
+	# The largest receive ring takes seconds to fill (9 s on the debug
+	# kernel): longer than the stall detector waits for a send.
+	change "$pid" "-G rx $RING_MAX tx 512" set_rings "$RING_MAX" 512 "$RING_MAX" 512 || rc=1
 	change "$pid" "-G rx $RX_RING_DEF tx $TX_RING_DEF" \
 		set_rings $RX_RING_DEF $TX_RING_DEF $RX_RING_DEF $TX_RING_DEF || rc=1
 	change "$pid" "-C rx-usecs 100" set_coal "rx-usecs 100" off off 100 0 0 0 || rc=1
@@ -659,6 +664,13 @@ t_changes() {
 	coal_is on off 100 0 0 0 || { echo "(after 2 s of traffic with adaptive-rx)"; rc=1; }
 	change "$pid" "-C back to defaults" default_coal || rc=1
 	note "changes under traffic: $((SECONDS - t)) s in all"
+	# A change is no stuck send queue: no reset may have followed one.
+	load_stats > /dev/null || return 1
+	if [ -z "$t0" ] || [ "${ES[tx_timeouts]:-}" != "$t0" ]; then
+		echo "tx_timeouts ${t0:-?} -> ${ES[tx_timeouts]:-?}: the stall detector reset the channels after a change"
+		dmesg | grep -E 'made no progress|timed out' | tail -3
+		rc=1
+	fi
 	return $rc
 }
 
