@@ -427,6 +427,19 @@ static void ipng_counters_add(struct ipng_chan_counters *sum,
 	sum->holdoffs += r->holdoffs;
 }
 
+/* Undo ipng_counters_add() of @r (a retired channel that came back). */
+static void ipng_counters_sub(struct ipng_chan_counters *sum,
+			      const struct ipng_chan_counters *r)
+{
+	sum->rx_packets -= r->rx_packets;
+	sum->rx_bytes -= r->rx_bytes;
+	sum->tx_packets -= r->tx_packets;
+	sum->tx_bytes -= r->tx_bytes;
+	sum->polls -= r->polls;
+	sum->events -= r->events;
+	sum->holdoffs -= r->holdoffs;
+}
+
 /**
  * ipng_chans_read() - counters of every channel and their totals
  * @ipd: interface
@@ -776,19 +789,32 @@ static int ipng_chans_restart(struct ipng_dev *ipd,
 }
 
 /**
- * struct ipng_chans_change - what ipng_chans_set() swaps in
+ * struct ipng_chans_change - what ipng_chans_set() swaps in, and out
  * @n: channels wanted
  * @tx_size: send ring entries
  * @rx_size: receive ring entries
+ * @old_n: channels before the change
+ * @old_tx_size: send ring entries before
+ * @old_rx_size: receive ring entries before
+ * @revert: this swap undoes the previous one
  * @fresh: channels @ipd->nchans .. @n - 1, created
- * @tx_slots: new send rings of the channels kept (NULL: size unchanged)
- * @rx_slots: new receive ring of channel 0 (NULL: size unchanged)
- * @gone: channels removed, destroyed after the swap
+ * @tx_slots: new send rings of the channels kept (NULL: size unchanged);
+ *	after the swap, the rings they replaced
+ * @rx_slots: new receive ring of channel 0 (NULL: size unchanged); after
+ *	the swap, the ring it replaced
+ * @gone: channels removed, destroyed once the change holds
+ *
+ * A swap keeps what it replaced, so that ipng_chans_revert() can swap it
+ * back when the channels cannot start with the new layout.
  */
 struct ipng_chans_change {
 	unsigned int n;
 	u32 tx_size;
 	u32 rx_size;
+	unsigned int old_n;
+	u32 old_tx_size;
+	u32 old_rx_size;
+	bool revert;
 	struct ipng_chan *fresh[IPNG_MAX_CHANNELS];
 	struct ipng_slot *tx_slots[IPNG_MAX_CHANNELS];
 	struct ipng_slot *rx_slots;
@@ -846,12 +872,18 @@ static void ipng_chans_apply(struct ipng_dev *ipd, void *arg)
 	for (i = 0; i < min(ch->n, old); i++) {
 		c = ipng_chan(ipd, i);
 		if (ch->tx_slots[i]) {
+			struct ipng_slot *was = c->tx.slots;
+
+			c->tx.slots = NULL;
 			ipng_tx_ring_set(c, ch->tx_slots[i], ch->tx_size);
-			ch->tx_slots[i] = NULL;
+			ch->tx_slots[i] = was;
 		}
 		if (!i && ch->rx_slots) {
+			struct ipng_slot *was = c->rx.slots;
+
+			c->rx.slots = NULL;
 			ipng_rx_ring_set(c, ch->rx_slots, ch->rx_size);
-			ch->rx_slots = NULL;
+			ch->rx_slots = was;
 		}
 	}
 
@@ -866,6 +898,11 @@ static void ipng_chans_apply(struct ipng_dev *ipd, void *arg)
 		ch->gone[i] = c;
 	}
 	for (i = old; i < ch->n; i++) {
+		/* Back from a swap that retired them: count them once. */
+		if (ch->revert) {
+			ipng_chan_read(ch->fresh[i], &r);
+			ipng_counters_sub(&ipd->retired, &r);
+		}
 		rcu_assign_pointer(ipd->chans[i], ch->fresh[i]);
 		ch->fresh[i] = NULL;
 	}
@@ -877,6 +914,33 @@ static void ipng_chans_apply(struct ipng_dev *ipd, void *arg)
 	ipd->rx_ring_size = ch->rx_size;
 	WARN_ON(netif_set_real_num_tx_queues(ipd->ndev, ch->n));
 	WARN_ON(netif_set_real_num_rx_queues(ipd->ndev, ch->n));
+}
+
+/*
+ * The channels would not start with the new layout: swap the old one back
+ * (the removed channels return, the added ones go, the replaced rings come
+ * back) and start again. If that fails too the old layout stays and the
+ * channel watchdog retries, as after any failed restart.
+ */
+static void ipng_chans_revert(struct ipng_dev *ipd,
+			      struct ipng_chans_change *ch, int err)
+{
+	unsigned int i;
+
+	netdev_warn(ipd->ndev, "the channels did not start with %u channels and rings %u/%u (%d): back to %u channels, rings %u/%u\n",
+		    ch->n, ch->tx_size, ch->rx_size, err, ch->old_n,
+		    ch->old_tx_size, ch->old_rx_size);
+	swap(ch->n, ch->old_n);
+	swap(ch->tx_size, ch->old_tx_size);
+	swap(ch->rx_size, ch->old_rx_size);
+	ch->revert = true;
+	for (i = ch->n; i < ch->old_n; i++)
+		WARN_ON_ONCE(ch->fresh[i]);
+	for (i = ch->old_n; i < ch->n; i++) {
+		ch->fresh[i] = ch->gone[i];
+		ch->gone[i] = NULL;
+	}
+	ipng_chans_restart(ipd, ipng_chans_apply, ch);
 }
 
 /**
@@ -891,9 +955,12 @@ static void ipng_chans_apply(struct ipng_dev *ipd, void *arg)
  * there changes nothing), then the transmit queues stop, the UD datapath
  * is reset and restarted with the new layout. Addresses, routes,
  * neighbours and connected-mode connections are untouched; packets in
- * flight on the UD rings are lost, as on a short link flap.
+ * flight on the UD rings are lost, as on a short link flap. A failure
+ * leaves the layout as it was: if the channels do not start with the new
+ * one, the old one is swapped back and started.
  *
- * Return: 0, -EINVAL for values out of range, -ENOMEM.
+ * Return: 0, -EINVAL for values out of range, -ENOMEM, or the error of
+ * the restart with the new layout.
  */
 int ipng_chans_set(struct ipng_dev *ipd, unsigned int n, u32 tx_size,
 		   u32 rx_size, struct netlink_ext_ack *extack)
@@ -923,17 +990,25 @@ int ipng_chans_set(struct ipng_dev *ipd, unsigned int n, u32 tx_size,
 	ch->n = n;
 	ch->tx_size = tx_size;
 	ch->rx_size = rx_size;
+	ch->old_n = ipd->nchans;
+	ch->old_tx_size = ipd->tx_ring_size;
+	ch->old_rx_size = ipd->rx_ring_size;
 	err = ipng_chans_prepare(ipd, ch);
 	if (err) {
 		NL_SET_ERR_MSG_MOD(extack, "cannot allocate the new channels or rings");
 		goto out;
 	}
 	err = ipng_chans_restart(ipd, ipng_chans_apply, ch);
+	if (err) {
+		NL_SET_ERR_MSG_MOD(extack, "the channels did not start with the new settings; unchanged");
+		ipng_chans_revert(ipd, ch, err);
+	} else {
+		netdev_info(ipd->ndev, "%u channels, rings: send %u, receive %u\n",
+			    n, tx_size, rx_size);
+	}
 	for (i = 0; i < IPNG_MAX_CHANNELS; i++)
 		if (ch->gone[i])
 			ipng_chan_destroy(ch->gone[i]);
-	netdev_info(ipd->ndev, "%u channels, rings: send %u, receive %u\n",
-		    n, tx_size, rx_size);
 out:
 	ipng_chans_free_change(ch);
 	kfree(ch);

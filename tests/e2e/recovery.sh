@@ -90,8 +90,9 @@ t_failed_restarts() {
 	ping_each 3 "$PEERIP"
 }
 
-# ethtool -L whose restart fails: the command fails, the new count is in
-# place, the watchdog brings the channels up, and -L works again after.
+# ethtool -L whose restart fails: the command fails and leaves the count
+# as it was (the old layout is swapped back and started), and -L works
+# again after.
 t_ethtool_failed_restart() {
 	local max
 	max=$(ethtool -l ib0 | awk '/^Combined/ { print $2; exit }')
@@ -101,9 +102,11 @@ t_ethtool_failed_restart() {
 		echo "ethtool -L succeeded though the restart failed"
 		return 1
 	fi
-	ethtool -l ib0 | tail -4 | grep -q '^Combined:[[:space:]]*1$' ||
-		{ echo "count not applied"; ethtool -l ib0; return 1; }
+	ethtool -l ib0 | tail -4 | grep -q "^Combined:[[:space:]]*$max\$" ||
+		{ echo "count changed though ethtool -L failed"; ethtool -l ib0; return 1; }
 	wait_for 20 carrier_on || { echo "carrier stayed off"; return 1; }
+	ping_each 3 "$PEERIP" || return 1
+	ethtool -L ib0 combined 1 || return 1
 	ping_each 3 "$PEERIP" || return 1
 	ethtool -L ib0 combined "$max" || return 1
 	ping_each 3 "$PEERIP"
