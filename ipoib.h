@@ -566,6 +566,17 @@ int ipng_chans_init(struct ipng_dev *ipd);
 void ipng_chans_cleanup(struct ipng_dev *ipd);
 int ipng_chans_open(struct ipng_dev *ipd);
 void ipng_chans_stop(struct ipng_dev *ipd);
+struct ipng_chan *ipng_chan_create(struct ipng_dev *ipd, unsigned int index,
+				   u32 tx_size, u32 rx_size);
+void ipng_chan_destroy(struct ipng_chan *c);
+void ipng_chan_read(struct ipng_chan *c, struct ipng_chan_counters *r);
+void ipng_counters_add(struct ipng_chan_counters *sum,
+		       const struct ipng_chan_counters *r);
+int ipng_chans_restart(struct ipng_dev *ipd,
+		       void (*change)(struct ipng_dev *ipd, void *arg),
+		       void *arg);
+
+/* ipoib_chan_change.c: ethtool -L, -G and -C on a live interface */
 int ipng_chans_set(struct ipng_dev *ipd, unsigned int n, u32 tx_size,
 		   u32 rx_size, struct netlink_ext_ack *extack);
 void ipng_chans_set_coal(struct ipng_dev *ipd, const struct ipng_coal *c);
