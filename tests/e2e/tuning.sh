@@ -134,9 +134,15 @@ settings() {
 }
 
 # refused ARGS...: "ethtool ARGS" fails and changes nothing.
+# Each settings() starts three programs (seconds in the debug guests): a
+# run of refusals takes the settings after one refusal for the settings
+# before the next (REFUSED_PREV, emptied by refusals_begin).
+REFUSED_PREV=''
+refusals_begin() { REFUSED_PREV=''; }
 refused() {
 	local before after out
-	before=$(settings)
+	before=${REFUSED_PREV:-$(settings)}
+	REFUSED_PREV=''
 	if out=$(ethtool "$@" 2>&1); then
 		echo "ethtool $* succeeded (want failure): $out"
 		return 1
@@ -148,6 +154,7 @@ refused() {
 		echo "after:  $after"
 		return 1
 	fi
+	REFUSED_PREV=$after
 	echo "ethtool $*: refused ($out)"
 }
 
@@ -381,6 +388,7 @@ t_channels_set() {
 
 t_channels_refused() {
 	local rc=0 a
+	refusals_begin
 	for a in "combined 0" "combined $((CH_MAX + 1))" "combined 100000" \
 		 "rx 1" "tx 1"; do
 		# shellcheck disable=SC2086  # "combined N" is two words
@@ -435,6 +443,7 @@ t_rings_set() {
 
 t_rings_refused() {
 	local rc=0 a
+	refusals_begin
 	for a in "rx $((RING_MIN - 1))" "tx $((RING_MIN - 1))" "rx 0" "tx 0" \
 		 "rx $((RING_MAX + 1))" "tx $((RING_MAX * 2))" \
 		 "rx 1024 tx $((RING_MAX + 1))"; do
@@ -463,6 +472,7 @@ t_coal_refused() {
 	local rc=0 a
 	# Something not default first, so that "nothing changed" means more.
 	set_coal "rx-usecs 20 tx-frames 8" off off 20 0 0 8 || rc=1
+	refusals_begin
 	for a in "rx-usecs $((USECS_MAX + 1))" "tx-usecs $((USECS_MAX + 1))" \
 		 "rx-frames $((FRAMES_MAX + 1))" "tx-frames $((FRAMES_MAX + 1))" \
 		 "rx-usecs 4294967295" "rx-usecs 50 tx-usecs $((USECS_MAX + 1))"; do
