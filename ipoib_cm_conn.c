@@ -461,6 +461,9 @@ static void ipng_cm_tx_release_work(struct work_struct *work)
 		ipng_stat_add_bh(ipd->stats, IPNG_STAT_TX_DROP_CM_QUEUE,
 				 skb_queue_len(&dropped));
 	__skb_queue_purge(&dropped);
+	/* Packets of flushed sends; the QP that read them is gone. */
+	if (tx->slots)
+		ipng_ring_drain(ipd, tx->slots, cm->tx_size, DMA_TO_DEVICE);
 	kvfree(tx->slots);
 	tx->slots = NULL;
 	spin_lock_bh(&cm->lock);

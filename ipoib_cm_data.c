@@ -339,6 +339,9 @@ static void ipng_cm_send(struct ipng_cm_tx *tx, struct sk_buff *skb)
 		ipng_drop(ipd, IPNG_STAT_TX_DROP_RING_FULL, 1);
 		goto drop;
 	}
+	/* Left by a flushed send (ipng_cm_tx_done()). */
+	if (unlikely(slot->skb))
+		dev_kfree_skb_any(ipng_take_slot(ipd, slot, DMA_TO_DEVICE));
 	if (ipng_tx_map(ipd, skb, slot, &sge))
 		goto drop_budget;
 	/* Once posted, the send may complete and free @skb at once. */
@@ -375,11 +378,13 @@ void ipng_cm_tx_done(struct ib_cq *cq, struct ib_wc *wc)
 	struct ipng_dev *ipd = cm->ipd;
 	struct ipng_chan *c = ipng_chan0(ipd);
 	struct ipng_slot *slot = &tx->slots[tx->tail & (cm->tx_size - 1)];
-	struct sk_buff *skb = ipng_take_slot(ipd, slot, DMA_TO_DEVICE);
+	struct sk_buff *skb;
 
 	if (likely(wc->status == IB_WC_SUCCESS)) {
+		skb = ipng_take_slot(ipd, slot, DMA_TO_DEVICE);
 		ipng_chan_stat_add(c, &c->stats.tx_packets, 1);
 		ipng_chan_stat_add(c, &c->stats.tx_bytes, skb->len - IPNG_HLEN);
+		napi_consume_skb(skb, 1);
 	} else {
 		ipng_stat_add(ipd->stats, IPNG_STAT_TX_ERRORS, 1);
 		if (wc->status != IB_WC_WR_FLUSH_ERR) {
@@ -387,8 +392,11 @@ void ipng_cm_tx_done(struct ib_cq *cq, struct ib_wc *wc)
 				   tx->key.qpn, ib_wc_status_msg(wc->status));
 			queue_work(cm->wq, &tx->error_work);
 		}
+		/*
+		 * The device may still read it (see ipng_tx_slot()): freed
+		 * after the QP is destroyed, or when the slot is used again.
+		 */
 	}
-	napi_consume_skb(skb, 1);
 	/* The slot is free before the transmit path can see it free. */
 	smp_store_release(&tx->tail, tx->tail + 1);
 	ipng_tx_budget_put(&ipd->rc_budget);

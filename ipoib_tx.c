@@ -284,16 +284,28 @@ void ipng_too_big(struct ipng_dev *ipd, struct sk_buff *skb,
  * ipng_tx_slot() - the slot the next UD send of a channel goes into
  * @c: channel; transmit context, its queue's lock held
  *
+ * A send that completed with an error (a flush) left its packet in its
+ * slot: rxe (6.1) flushes, from its completer, the work request that its
+ * requester may still be copying from on another CPU (KASAN: use-after-
+ * free in rxe_mr_copy() from rxe_requester(), the packet freed by
+ * ipng_tx_done() while a reset waited for the flushes; make soak). Such a
+ * packet is freed once the QP is in RESET (ipng_ud_drain()), where rxe's
+ * tasks are stopped, or here when its slot comes round again.
+ *
  * Return: an empty slot, or NULL when the ring is full (counted as
  * tx_drop_ring_full by the caller).
  */
 struct ipng_slot *ipng_tx_slot(struct ipng_chan *c)
 {
 	struct ipng_tx_ring *tx = &c->tx;
+	struct ipng_slot *slot;
 
 	if (unlikely(!ipng_tx_ring_room(c)))
 		return NULL;
-	return &tx->slots[tx->head & (tx->size - 1)];
+	slot = &tx->slots[tx->head & (tx->size - 1)];
+	if (unlikely(slot->skb))
+		dev_kfree_skb_any(ipng_take_slot(c->ipd, slot, DMA_TO_DEVICE));
+	return slot;
 }
 
 /**
@@ -331,11 +343,11 @@ static void ipng_tx_done(struct ib_cq *cq, struct ib_wc *wc)
 		return;
 	}
 	slot = &tx->slots[tx->tail & (tx->size - 1)];
-	skb = ipng_take_slot(ipd, slot, DMA_TO_DEVICE);
-
 	if (likely(wc->status == IB_WC_SUCCESS)) {
+		skb = ipng_take_slot(ipd, slot, DMA_TO_DEVICE);
 		ipng_chan_stat_add(c, &c->stats.tx_packets, 1);
 		ipng_chan_stat_add(c, &c->stats.tx_bytes, skb->len - IPNG_HLEN);
+		napi_consume_skb(skb, 1);
 	} else {
 		if (wc->status != IB_WC_WR_FLUSH_ERR) {
 			netdev_dbg(ipd->ndev, "send completion: %s\n",
@@ -343,8 +355,8 @@ static void ipng_tx_done(struct ib_cq *cq, struct ib_wc *wc)
 			ipng_stat_add(ipd->stats, IPNG_STAT_TX_ERRORS, 1);
 		}
 		ipng_chans_error(ipd, c, "send completion error");
+		/* The packet stays in the slot: see ipng_tx_slot(). */
 	}
-	napi_consume_skb(skb, 1);
 
 	/* The slot is free before the transmit path can see it free. */
 	smp_store_release(&tx->tail, tx->tail + 1);
