@@ -612,7 +612,7 @@ static void ipng_cm_rx_drained(struct ib_cq *cq, struct ib_wc *wc)
 	struct ipng_cm *cm = rx->cm;
 
 	/* @rx may be freed once the waiter sees this; @cm outlives it. */
-	complete(&rx->drained);
+	smp_store_release(&rx->drained, true);
 	wake_up(&cm->drain_wq);
 }
 
@@ -620,7 +620,8 @@ static bool ipng_cm_rx_marker_back(void *arg)
 {
 	struct ipng_cm_rx *rx = arg;
 
-	return completion_done(&rx->drained);
+	/* Pairs with the release in ipng_cm_rx_drained(). */
+	return smp_load_acquire(&rx->drained);
 }
 
 static bool ipng_cm_rx_ring_back(void *arg)
@@ -833,7 +834,6 @@ static int ipng_cm_req(struct ib_cm_id *id, const struct ib_cm_event *ev)
 	rx->created = jiffies;
 	rx->last_rx = jiffies;
 	rx->drain_cqe.done = ipng_cm_rx_drained;
-	init_completion(&rx->drained);
 	INIT_WORK(&rx->release_work, ipng_cm_rx_release_work);
 	ipng_addr_build(rx->addr, IPNG_FLAG_RC, qpn, &req->primary_path->dgid);
 

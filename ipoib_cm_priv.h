@@ -241,7 +241,7 @@ struct ipng_cm_tx {
  * @last_rx: jiffies of the last packet, for reaping
  * @ring: its receive buffers when there is no SRQ
  * @drain_cqe: completion entry of the marker that ends a drain
- * @drained: completed by that marker
+ * @drained: set (release) when that marker is back
  * @release_work: drains, destroys and frees it
  * @list: in &ipng_cm.rx_list (RCU)
  * @walk: in the list of a walk on the workqueue
@@ -260,7 +260,7 @@ struct ipng_cm_rx {
 	unsigned long last_rx;
 	struct ipng_cm_ring ring;
 	struct ib_cqe drain_cqe;
-	struct completion drained;
+	bool drained;
 	struct work_struct release_work;
 	struct list_head list;
 	struct list_head walk;

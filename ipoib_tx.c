@@ -399,8 +399,6 @@ void ipng_tx_ring_reset(struct ipng_chan *c)
 {
 	c->tx.head = 0;
 	c->tx.tail = 0;
-	c->tx.seen_tail = 0;
-	c->tx.seen_at = jiffies;
 }
 
 /**

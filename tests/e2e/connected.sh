@@ -149,16 +149,6 @@ cm_match() {
 	return $rc
 }
 
-# cm_count RE: how many lines (header excepted) match RE.
-cm_count() {
-	local l n=0
-	while IFS= read -r l; do
-		[[ $l == '#'* ]] && continue
-		[[ $l =~ $1 ]] && n=$((n + 1))
-	done < $DBG/ib0/cm
-	echo $n
-}
-
 # peer_re DIR STATES: a line of our DIR (tx|rx) connection with the peer
 # in one of STATES.
 peer_re() { echo "^$1 qpn 0x$PEER_QPN gid $PEER_GID_RE state ($2) $CM_TAIL"; }

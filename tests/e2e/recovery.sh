@@ -112,15 +112,8 @@ t_ethtool_failed_restart() {
 	ping_each 3 "$PEERIP"
 }
 
-# rx_lines: incoming connections in debugfs, closing ones included (a
-# connection leaves the list only once its QP is destroyed).
-rx_lines() {
-	local l n=0
-	while IFS= read -r l; do
-		[[ $l == 'rx '* ]] && n=$((n + 1))
-	done < $DBG/cm
-	echo $n
-}
+# rx_lines: incoming connections in debugfs, closing ones included.
+rx_lines() { cm_count '^rx '; }
 # shellcheck disable=SC2317  # called through wait_for
 no_rx_lines() { [ "$(rx_lines)" = 0 ]; }
 # shellcheck disable=SC2317  # called through wait_for

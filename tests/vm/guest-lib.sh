@@ -262,6 +262,18 @@ proc_stat() { kv_get "$1" < "${2:-/proc/net/ipoib/ib0/stats}"; }
 # caller keeps one copy of that output for several lookups.
 eth_stat() { kv_get "$1" <<<"${ETHS:-$(ethtool -S ib0)}"; }
 
+# cm_count RE [DEV]: lines of debugfs ipoib_ng/DEV/cm (ib0 unless given),
+# its header excepted, that match RE. A closing connection stays listed
+# until its QP is destroyed.
+cm_count() {
+	local l n=0
+	while IFS= read -r l; do
+		[[ $l == '#'* ]] && continue
+		[[ $l =~ $1 ]] && n=$((n + 1))
+	done < "/sys/kernel/debug/ipoib_ng/${2:-ib0}/cm"
+	echo $n
+}
+
 carrier_up() { [ "$(val /sys/class/net/ib0/carrier 2>/dev/null)" = 1 ]; }
 oper_up() { [ "$(val /sys/class/net/ib0/operstate 2>/dev/null)" = up ]; }
 
