@@ -222,7 +222,7 @@ vm_pair_wait() {
 		if tests/vm/scan-logs.sh "${files[@]}" > "$vm/scan.txt" 2>&1; then
 			pass "$label$(basename "$vm") kernel log has no BUG/WARNING/KASAN/lockdep/leak"
 		else
-			head -40 "$vm/scan.txt"
+			head -70 "$vm/scan.txt"
 			fail "$label$(basename "$vm") kernel log has no BUG/WARNING/KASAN/lockdep/leak"
 		fi
 	done

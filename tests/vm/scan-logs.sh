@@ -7,8 +7,10 @@
 #
 #   tests/vm/scan-logs.sh FILE...
 #
-# Prints every offending line as FILE:LINE: TEXT. Exit 0 if clean, 1 if
-# anything was found, 2 if a file is missing.
+# Prints every offending line as FILE:LINE: TEXT, then the first report of
+# each file in full (up to $CONTEXT lines from its first line, indented), so
+# that a log seen only through CI's output still shows the call trace.
+# Exit 0 if clean, 1 if anything was found, 2 if a file is missing.
 set -euo pipefail
 
 [ $# -gt 0 ] || { echo "usage: scan-logs.sh FILE..." >&2; exit 2; }
@@ -40,6 +42,8 @@ regex=$(IFS='|'; echo "${patterns[*]}")
 # Harmless lines of this kernel that contain a pattern.
 allow='kasan: KernelAddressSanitizer initialized'
 
+CONTEXT=${IPNG_SCAN_CONTEXT:-45}
+
 found=0 missing=0
 for f in "$@"; do
 	if [ ! -e "$f" ]; then
@@ -54,6 +58,10 @@ for f in "$@"; do
 		while IFS= read -r line; do
 			printf '%s:%s\n' "$f" "$line"
 		done <<<"$hits"
+		first=${hits%%:*}
+		echo "scan-logs: $f: the first report, from line $first:"
+		tr -d '\r' < "$f" | tail -n +"$first" | head -n "$CONTEXT" |
+			sed 's/^/  | /'
 	fi
 done
 [ $found = 0 ] || exit 1
