@@ -33,7 +33,6 @@ XFER_BYTES=${ipng_soak_xfer_bytes:-2097152}
 # Pause between two transfers, seconds.
 XFER_GAP=${ipng_soak_xfer_gap:-10}
 NET=/sys/class/net
-PROC=/proc/net/ipoib
 ME=$IPNG_VM
 PEER=$((3 - IPNG_VM))
 MYIP=10.10.0.$ME
