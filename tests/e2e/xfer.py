@@ -6,7 +6,15 @@
   xfer.py recv BIND PORT FILE TIMEOUT        accept one connection, save it
   xfer.py msend GROUP IFADDR PORT COUNT      send COUNT datagrams, 0.5 s apart
   xfer.py mrecv GROUP IFADDR PORT TIMEOUT    join GROUP on IFADDR, print one
+  xfer.py stream HOST PORT STOPFILE TIMEOUT  send without pause until STOPFILE
+                                             exists, then close (a socket
+                                             error or TIMEOUT: exit 1)
+  xfer.py sink BIND PORT TIMEOUT             accept one stream, print what it
+                                             carried in each second
+                                             ("<epoch second> <bytes>") and
+                                             "total <bytes>"; a reset: exit 1
 """
+import os
 import socket
 import struct
 import sys
@@ -56,8 +64,51 @@ def mrecv(group, ifaddr, port, timeout):
     print(data.decode(), 'from', peer[0])
 
 
+def stream(host, port, stopfile, timeout):
+    end = time.monotonic() + float(timeout)
+    chunk = bytes(1 << 16)
+    # Each send waits at most 5 s, so that the stop file is seen while
+    # the link is down; a send that times out is retried, not an error.
+    with socket.create_connection((host, int(port)), timeout=30) as s:
+        s.settimeout(5)
+        while not os.path.exists(stopfile):
+            if time.monotonic() > end:
+                sys.exit('stream: no stop file after %s s' % timeout)
+            try:
+                s.send(chunk)
+            except socket.timeout:
+                pass
+        s.settimeout(60)
+        s.shutdown(socket.SHUT_WR)
+        s.recv(1)
+
+
+def sink(bind, port, timeout):
+    per_second = {}
+    total = 0
+    with socket.socket() as srv:
+        srv.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        srv.bind((bind, int(port)))
+        srv.listen(1)
+        srv.settimeout(float(timeout))
+        conn, _ = srv.accept()
+        conn.settimeout(float(timeout))
+        with conn:
+            while True:
+                data = conn.recv(1 << 16)
+                if not data:
+                    break
+                now = int(time.time())
+                per_second[now] = per_second.get(now, 0) + len(data)
+                total += len(data)
+    for sec in sorted(per_second):
+        print(sec, per_second[sec])
+    print('total', total)
+
+
 if __name__ == '__main__':
-    cmds = {'send': send, 'recv': recv, 'msend': msend, 'mrecv': mrecv}
+    cmds = {'send': send, 'recv': recv, 'msend': msend, 'mrecv': mrecv,
+            'stream': stream, 'sink': sink}
     if len(sys.argv) < 2 or sys.argv[1] not in cmds:
         sys.exit(__doc__)
     cmds[sys.argv[1]](*sys.argv[2:])

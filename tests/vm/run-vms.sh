@@ -19,6 +19,8 @@
 #   vm<idx>/kmemleak.txt kmemleak report after the script (debug kernels)
 #   vm<idx>/qemu.log     QEMU's own stderr
 #   sync/                vm_barrier / vm_publish files (guest-lib.sh)
+# Environment: IPNG_QEMU_ACCEL (default tcg) and IPNG_QEMU_CPU (default max)
+# replace QEMU's -accel and -cpu values, for measuring the harness.
 # Exit status: 0 only if every VM finished with status 0 and scan-logs.sh
 # found nothing; 1 on test failure; 2 on usage or setup errors.
 set -euo pipefail
@@ -205,7 +207,7 @@ launch() {
 	# shellcheck disable=SC2054  # commas are QEMU syntax
 	local args=(
 		-nodefaults -no-user-config -display none -no-reboot
-		-accel tcg -cpu max -smp 2 -m 2048
+		-accel "${IPNG_QEMU_ACCEL:-tcg}" -cpu "${IPNG_QEMU_CPU:-max}" -smp 2 -m 2048
 		-name "ipng-vm$i"
 		-kernel "$bzimage" -append "$(kernel_cmdline "$i")"
 		"${initrd[@]}"
