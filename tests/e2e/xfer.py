@@ -29,20 +29,31 @@ def send(host, port, path, timeout):
         s.recv(1)
 
 
-def recv(bind, port, path, timeout):
+def accept_one(bind, port, timeout):
+    """The one connection accepted on BIND:PORT, its reads bounded by TIMEOUT."""
     with socket.socket() as srv:
         srv.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
         srv.bind((bind, int(port)))
         srv.listen(1)
         srv.settimeout(float(timeout))
         conn, _ = srv.accept()
-        conn.settimeout(float(timeout))
-        with conn, open(path, 'wb') as f:
-            while True:
-                data = conn.recv(1 << 16)
-                if not data:
-                    break
-                f.write(data)
+    conn.settimeout(float(timeout))
+    return conn
+
+
+def chunks(conn):
+    """What CONN carries, read by read until the peer closes it."""
+    while True:
+        data = conn.recv(1 << 16)
+        if not data:
+            return
+        yield data
+
+
+def recv(bind, port, path, timeout):
+    with accept_one(bind, port, timeout) as conn, open(path, 'wb') as f:
+        for data in chunks(conn):
+            f.write(data)
 
 
 def msend(group, ifaddr, port, count):
@@ -86,21 +97,11 @@ def stream(host, port, stopfile, timeout):
 def sink(bind, port, timeout):
     per_second = {}
     total = 0
-    with socket.socket() as srv:
-        srv.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-        srv.bind((bind, int(port)))
-        srv.listen(1)
-        srv.settimeout(float(timeout))
-        conn, _ = srv.accept()
-        conn.settimeout(float(timeout))
-        with conn:
-            while True:
-                data = conn.recv(1 << 16)
-                if not data:
-                    break
-                now = int(time.time())
-                per_second[now] = per_second.get(now, 0) + len(data)
-                total += len(data)
+    with accept_one(bind, port, timeout) as conn:
+        for data in chunks(conn):
+            now = int(time.time())
+            per_second[now] = per_second.get(now, 0) + len(data)
+            total += len(data)
     for sec in sorted(per_second):
         print(sec, per_second[sec])
     print('total', total)
