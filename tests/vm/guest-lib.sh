@@ -120,21 +120,48 @@ vm_fetch() {
 _ktap_file=''
 _ktap_suite=''
 _ktap_t=0
+_ktap_f=0
 
+# _ktap_name VAR NAME: VAR = NAME with blanks and '#' made '_' (no
+# subshell: in a debug guest a fork costs a tenth of a second or more).
 _ktap_name() {
-	local n=${1//[[:space:]]/_}
-	printf '%s' "${n//#/_}"
+	local n=${2//[[:space:]]/_}
+	printf -v "$1" '%s' "${n//#/_}"
+}
+
+# _ktap_count PREFIX: how many lines of the results file start with PREFIX
+# (read with builtins, not grep: a program start costs about a second).
+_ktap_count() {
+	local line c=0
+	while IFS= read -r line; do
+		[[ $line == "$1"* ]] && c=$((c + 1))
+	done < "$_ktap_file"
+	echo $c
+}
+
+# _ktap_forks: processes created since boot (/proc/stat), so the progress
+# lines say how many programs each case started: where guest time goes.
+_ktap_forks() {
+	local k v
+	while read -r k v; do
+		[ "$k" = processes ] && { printf -v "$1" '%s' "$v"; return; }
+	done < /proc/stat
+	printf -v "$1" '%s' 0
 }
 
 # _ktap_add RESULT NAME [DIRECTIVE] [DIAGNOSTIC_TEXT]
 _ktap_add() {
-	local result=$1 name directive=${3:-} diag=${4:-} n line
-	name=$(_ktap_name "$2")
+	local result=$1 name directive=${3:-} diag=${4:-} n line forks
+	_ktap_name name "$2"
 	if [ -z "$_ktap_file" ] || [ ! -e "$_ktap_file" ]; then
 		echo "ktap: ktap_begin was not called" >&2
 		return 1
 	fi
-	n=$(($(grep -c '^R' "$_ktap_file" || true) + 1))
+	n=0
+	while IFS= read -r line; do
+		[[ $line == R* ]] && n=$((n + 1))
+	done < "$_ktap_file"
+	n=$((n + 1))
 	if [ -n "$diag" ]; then
 		while IFS= read -r line; do
 			# A "KTAP version N" anywhere would restart a parser.
@@ -145,16 +172,21 @@ _ktap_add() {
 	fi
 	line="$result $n $name${directive:+ # $directive}"
 	printf 'R%s\n' "$line" >> "$_ktap_file"
-	# The progress line says how long the case took: where guest time goes.
-	printf '# %s: %s [%d s]\n' "$_ktap_suite" "$line" $((SECONDS - _ktap_t))
+	# The progress line says how long the case took and how many
+	# processes it started: where guest time goes.
+	_ktap_forks forks
+	printf '# %s: %s [%d s, %d forks]\n' "$_ktap_suite" "$line" \
+		$((SECONDS - _ktap_t)) $((forks - _ktap_f))
 	_ktap_t=$SECONDS
+	_ktap_forks _ktap_f
 }
 
 # ktap_begin SUITE
 ktap_begin() {
-	_ktap_suite=$(_ktap_name "$1")
+	_ktap_name _ktap_suite "$1"
 	_ktap_file=$(mktemp "${TMPDIR:-/tmp}/ktap.XXXXXX")
 	_ktap_t=$SECONDS
+	_ktap_forks _ktap_f
 	printf '# %s: start\n' "$_ktap_suite"
 	# A script that dies before ktap_end still reports what it had.
 	if [ -z "$(trap -p EXIT)" ]; then
@@ -208,8 +240,8 @@ ktap_end() {
 		echo "ktap: ktap_begin was not called" >&2
 		return 1
 	fi
-	n=$(grep -c '^R' "$_ktap_file" || true)
-	failed=$(grep -c '^Rnot ok' "$_ktap_file" || true)
+	n=$(_ktap_count R)
+	failed=$(_ktap_count 'Rnot ok')
 	{
 		echo "KTAP version 1"
 		echo "1..1"
