@@ -24,7 +24,7 @@
 # (random changes; default: a new one, printed), IPNG_FLAVOUR (debug|fast),
 # IPNG_KDIR (a kernel build dir to use instead of step 2), IPNG_RESULTS
 # (default results/soak-<time>), IPNG_MTU (underlying Ethernet MTU, default
-# 9000).
+# 9000), IPNG_QEMU_ACCEL (default tcg: multi-threaded, see run-vms.sh).
 set -euo pipefail
 
 repo=$(cd "$(dirname "$0")/.." && pwd)
@@ -81,6 +81,9 @@ cp "$mod/ipoib_ng.ko" "$vms/ipoib_ng.ko"
 timeout=$((secs + 1200))
 say "two VMs (waits for any other VM run to finish first), timeout ${timeout} s"
 rc=0
+# One TCG thread per vCPU (make check runs both vCPUs of a VM on one): the
+# vCPUs truly in parallel, so that races have their widest windows here.
+IPNG_QEMU_ACCEL=${IPNG_QEMU_ACCEL:-tcg} \
 tests/vm/run-vms.sh --kernel "$kdir" --results "$vms" --mtu "$mtu" \
 	--script "$repo/tests/e2e/soak.sh" --timeout "$timeout" \
 	--env ipng_soak_ko=/results/ipoib_ng.ko --env "ipng_soak_secs=$secs" \
