@@ -82,18 +82,27 @@ stat_val() { proc_stat "$1"; }
 # TEXT, within SECTION (max: "Pre-set maximums", cur: "Current hardware
 # settings", '': anywhere). 1 if there is no such line.
 sect_val() {
+	local _sv
+	sect_val_v _sv "$@" || return 1
+	printf '%s' "$_sv"
+}
+
+# sect_val_v VAR TEXT SECTION NAME: sect_val into VAR (empty if there is
+# no such line), without the subshell of $(sect_val ...).
+sect_val_v() {
 	local sec='' l
+	printf -v "$1" '%s' ''
 	while IFS= read -r l; do
 		case $l in
 		'Pre-set maximums:') sec=max; continue ;;
 		'Current hardware settings:') sec=cur; continue ;;
 		esac
-		[ -n "$2" ] && [ "$sec" != "$2" ] && continue
-		if [[ $l =~ ^[[:space:]]*"$3":[[:space:]]*(.*)$ ]]; then
-			printf '%s' "${BASH_REMATCH[1]}"
+		[ -n "$3" ] && [ "$sec" != "$3" ] && continue
+		if [[ $l =~ ^[[:space:]]*"$4":[[:space:]]*(.*)$ ]]; then
+			printf -v "$1" '%s' "${BASH_REMATCH[1]}"
 			return 0
 		fi
-	done <<<"$1"
+	done <<<"$2"
 	return 1
 }
 
@@ -101,11 +110,22 @@ is_num() { [[ $1 =~ ^[0-9]+$ ]]; }
 
 # sorted_txqs: the names of ib0's transmit queues in sysfs.
 sorted_txqs() {
-	local q names=()
+	local _st
+	sorted_txqs_v _st
+	printf '%s' "$_st"
+}
+
+# sorted_txqs_v VAR: sorted_txqs into VAR, with builtins only.
+sorted_txqs_v() {
+	local q n out='' idx=()
 	for q in "$NET"/ib0/queues/tx-*; do
-		[ -e "$q" ] && names+=("${q##*/}")
+		[ -e "$q" ] && idx[${q##*/tx-}]=1
 	done
-	printf '%s\n' "${names[@]}" | sort -V | tr '\n' ' '
+	# An indexed array lists its indices in ascending order.
+	for n in "${!idx[@]}"; do
+		out+="tx-$n "
+	done
+	printf -v "$1" '%s' "$out"
 }
 
 want_txqs() {
@@ -118,24 +138,31 @@ want_txqs() {
 
 # settings: every tunable as ethtool and /proc report it, and the queues,
 # on one line (to compare before and after a refused change).
+# Three programs and no subshell of its own (each costs a fifth of a
+# second or more in the debug guests, and a run of refusals calls this
+# once per refusal).
 settings() {
-	local l g c ad
+	local l g c v line='' f k
 	l=$(ethtool -l ib0 2>&1)
 	g=$(ethtool -g ib0 2>&1)
 	c=$(ethtool -c ib0 2>&1)
-	ad=$(sect_val "$c" '' 'Adaptive RX')
-	printf '%s ' "combined=$(sect_val "$l" cur Combined)" \
-		"rx_ring=$(sect_val "$g" cur RX)" "tx_ring=$(sect_val "$g" cur TX)" \
-		"adaptive_rx_tx=${ad//[[:space:]]/}" \
-		"rx-usecs=$(sect_val "$c" '' rx-usecs)" \
-		"rx-frames=$(sect_val "$c" '' rx-frames)" \
-		"tx-usecs=$(sect_val "$c" '' tx-usecs)" \
-		"tx-frames=$(sect_val "$c" '' tx-frames)" \
-		"proc_channels=$(stat_val channels)" \
-		"proc_send_queue_size=$(stat_val send_queue_size)" \
-		"proc_recv_queue_size=$(stat_val recv_queue_size)" \
-		"txqs=$(sorted_txqs)"
-	echo
+	sect_val_v v "$l" cur Combined; line+="combined=$v "
+	sect_val_v v "$g" cur RX; line+="rx_ring=$v "
+	sect_val_v v "$g" cur TX; line+="tx_ring=$v "
+	sect_val_v v "$c" '' 'Adaptive RX'; line+="adaptive_rx_tx=${v//[[:space:]]/} "
+	for f in rx-usecs rx-frames tx-usecs tx-frames; do
+		sect_val_v v "$c" '' $f; line+="$f=$v "
+	done
+	for f in channels send_queue_size recv_queue_size; do
+		v=''
+		while IFS=': ' read -r k v; do
+			[ "$k" = $f ] && break
+			v=''
+		done < /proc/net/ipoib/ib0/stats
+		line+="proc_$f=$v "
+	done
+	sorted_txqs_v v
+	printf '%s\n' "${line}txqs=$v "
 }
 
 # refused ARGS...: "ethtool ARGS" fails and changes nothing.
