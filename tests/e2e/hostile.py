@@ -27,6 +27,9 @@ Victim side:
       Until FILE exists, sample the interface state every S seconds; print
       "key=value" lines with the maximum and the last value of each (see
       snapshot()); the state is read by one process, no programs started.
+      With --series FILE, also a line per sample appended to FILE: time,
+      the lower netdev's packet counters and qdisc backlog (one `tc` run a
+      sample), the RDMA port's packet counters, connections.
   hostile.py snap
       One sample, "key=value" lines.
 
@@ -37,7 +40,9 @@ import fcntl
 import ipaddress
 import os
 import random
+import re
 import struct
+import subprocess
 import sys
 import time
 
@@ -394,18 +399,54 @@ def cmd_snap(a):
     return 0
 
 
+def read_int(path):
+    try:
+        with open(path) as f:
+            return int(f.read().split()[0])
+    except (OSError, ValueError, IndexError):
+        return -1
+
+
+def link_numbers(lower, rdma):
+    """What carries the interface: the lower netdev's packet counters (a
+    virtio-net counts a sent packet when its transmission completes), its
+    qdisc backlog (one `tc` run) and the RDMA port's packet counters."""
+    v = {'t': '%.1f' % time.monotonic()}
+    for k in ('tx_packets', 'rx_packets', 'tx_dropped'):
+        v[lower + '_' + k] = read_int('/sys/class/net/%s/statistics/%s' % (lower, k))
+    try:
+        out = subprocess.run(['tc', '-s', 'qdisc', 'show', 'dev', lower],
+                             capture_output=True, text=True, timeout=10).stdout
+        m = re.search(r'backlog (\S+) (\d+)p', out)
+        v[lower + '_backlog_pkts'] = int(m.group(2)) if m else -1
+    except (OSError, subprocess.SubprocessError):
+        v[lower + '_backlog_pkts'] = -1
+    hwc = '/sys/class/infiniband/%s/ports/1/hw_counters' % rdma
+    for k in ('sent_pkts', 'rcvd_pkts', 'send_rnr_err', 'completer_retry_err'):
+        v[rdma + '_' + k] = read_int('%s/%s' % (hwc, k))
+    return v
+
+
 def cmd_sample(a):
     mx = {}
     last = {}
     n = 0
+    series = open(a.series, 'a') if a.series else None
     while True:
         last = snapshot(a.ifname)
         n += 1
         for k, x in last.items():
             mx[k] = max(mx.get(k, x), x)
+        if series:
+            row = link_numbers(a.lower, a.rdma)
+            row.update((k, last[k]) for k in ('connections', 'cm_lines') if k in last)
+            series.write(' '.join('%s=%s' % kv for kv in row.items()) + '\n')
+            series.flush()
         if os.path.exists(a.stop):
             break
         time.sleep(a.interval)
+    if series:
+        series.close()
     print('samples=%d' % n)
     emit(mx, 'max_')
     emit(last, 'last_')
@@ -437,6 +478,10 @@ def main():
     s.add_argument('--stop', required=True)
     s.add_argument('--interval', type=float, default=0.5)
     s.add_argument('--ifname', default='ib0')
+    s.add_argument('--series', help='append a line per sample to this file: '
+                   'the lower link and RDMA port counters (link_numbers())')
+    s.add_argument('--lower', default='eth0')
+    s.add_argument('--rdma', default='rxe0')
     s = sub.add_parser('snap')
     s.add_argument('--ifname', default='ib0')
     a = p.parse_args()

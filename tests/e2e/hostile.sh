@@ -21,7 +21,8 @@
 # again after the attack, and a clean kernel log; vm2 asserts that every
 # injected packet was sent and that its own pings were answered during the
 # flood and pings and a short iperf3 work after it. The numbers go to
-# hostile-notes.txt in the results. KTAP on stdout.
+# hostile-notes.txt in the results, vm1's link counters once a second to
+# hostile-<mode>-series.txt. KTAP on stdout.
 #
 # Environment: IPNG_HOSTILE_COUNT (forged ARP and NS each, default 2000;
 # make long: 10000; python3 sends 70-80 a second in the debug guests),
@@ -151,7 +152,11 @@ victim_prepare() {
 	hw_counters "$NUMS-$mode.hw0"
 	note "$mode before: $(tr '\n' ' ' < "$NUMS-$mode.before")"
 	rm -f $STOP
-	python3 "$HOSTILE" sample --stop $STOP --interval 1 > "$NUMS-$mode.sample" 2>&1 &
+	# The series (eth0 and rxe0 counters, eth0's qdisc backlog, once a
+	# second) tells a send queue stalled behind the link from one stalled
+	# in the driver, next to the console's time stamps.
+	python3 "$HOSTILE" sample --stop $STOP --interval 1 \
+		--series "$IPNG_OUT/hostile-$mode-series.txt" > "$NUMS-$mode.sample" 2>&1 &
 	echo $! > "$NUMS-$mode.pid"
 }
 
