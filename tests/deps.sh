@@ -7,7 +7,7 @@ set -euo pipefail
 
 pkgs=(
 	build-essential bc bison flex libelf-dev libssl-dev dwarves cpio kmod
-	python3 ccache sparse git
+	python3 ccache sparse git patch
 	linux-source-6.1 linux-headers-amd64 linux-headers-6.12-amd64 dkms
 	qemu-system-x86
 	iproute2 rdma-core ibverbs-utils infiniband-diags perftest

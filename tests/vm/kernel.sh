@@ -11,6 +11,11 @@
 # version and a hash of the fragments, so a changed fragment or a new source
 # release gives a new build and an unchanged one is reused. A build counts
 # only once its stamp file exists; a partial build is redone.
+#
+# tests/vm/patches/*.patch (fixes of kernel code the tests run through,
+# for bugs fixed upstream after 6.1 or not yet; each says why) are applied
+# to the unpacked source, which is then kept apart per patch set; they are
+# part of the key.
 set -euo pipefail
 
 flavour=${1:?usage: kernel.sh debug|fast [--path-only]}
@@ -21,8 +26,14 @@ tarball=/usr/src/linux-source-6.1.tar.xz
 
 srcver=$(dpkg-query -W -f='${Version}' linux-source-6.1 2>/dev/null || echo none)
 frag=("$here/config/base.config" "$here/config/$flavour.config")
-key=$( (echo "$srcver"; cat "${frag[@]}") | sha256sum | cut -c1-12)
+shopt -s nullglob
+patches=("$here"/patches/*.patch)
+shopt -u nullglob
+key=$( (echo "$srcver"; cat "${frag[@]}" "${patches[@]}") | sha256sum | cut -c1-12)
 src=$cache/src-$srcver
+if [ ${#patches[@]} -gt 0 ]; then
+	src+=-p$(cat "${patches[@]}" | sha256sum | cut -c1-8)
+fi
 out=$cache/build-$flavour-$key
 
 if [ "${2:-}" = --path-only ]; then
@@ -52,6 +63,11 @@ if [ ! -e "$src/.unpacked" ]; then
 	rm -rf "$src" "$src.tmp"
 	mkdir -p "$src.tmp"
 	tar -C "$src.tmp" --strip-components=1 -xf "$tarball"
+	for p in "${patches[@]}"; do
+		echo "kernel.sh: applying ${p##*/}" >&2
+		patch -s -p1 -d "$src.tmp" < "$p" ||
+			{ echo "kernel.sh: ${p##*/} does not apply" >&2; exit 1; }
+	done
 	touch "$src.tmp/.unpacked"
 	mv "$src.tmp" "$src"
 fi
