@@ -365,9 +365,23 @@ parse_ktaps() {
 	done
 }
 
+# slowest_cases DIR: the ten end-to-end cases of vm1 that took longest,
+# from their progress lines ("[N s, M forks]"): where guest time goes.
+slowest_cases() {
+	grep -h -E '^# [a-z0-9_]+: (not )?ok [0-9]+ .* \[[0-9]+ s, [0-9]+ forks\]$' \
+		"$1"/vm1/e2e-*.ktap 2>/dev/null |
+		sed -E 's/^# ipoib_ng_e2e_([a-z0-9_]+): (not )?ok [0-9]+ ([^ ]+).* \[([0-9]+) s, ([0-9]+) forks\]$/\4 \5 \1 \3/' |
+		sort -rn | head -10 |
+		while read -r secs forks suite case; do
+			printf '  %4d s %4d processes  %s/%s\n' "$secs" "$forks" "$suite" "$case"
+		done
+}
+
 step "KTAP results (debug kernel)"
 parse_ktaps "$vmres" ""
 echo "KUnit cases: $kunit_cases, end-to-end cases: $e2e_cases"
+echo "slowest end-to-end cases (vm1):"
+slowest_cases "$vmres"
 [ "$kunit_cases" -gt 0 ] || fail "KUnit suites reported results"
 [ "$e2e_cases" -gt 0 ] || fail "end-to-end suites reported results"
 debug_passed=$passed debug_failed=$failed
