@@ -142,7 +142,7 @@ want_txqs() {
 # second or more in the debug guests, and a run of refusals calls this
 # once per refusal).
 settings() {
-	local l g c v line='' f k
+	local l g c v line='' f
 	l=$(ethtool -l ib0 2>&1)
 	g=$(ethtool -g ib0 2>&1)
 	c=$(ethtool -c ib0 2>&1)
@@ -154,12 +154,7 @@ settings() {
 		sect_val_v v "$c" '' $f; line+="$f=$v "
 	done
 	for f in channels send_queue_size recv_queue_size; do
-		v=''
-		while IFS=': ' read -r k v; do
-			[ "$k" = $f ] && break
-			v=''
-		done < /proc/net/ipoib/ib0/stats
-		line+="proc_$f=$v "
+		proc_stat_v v $f; line+="proc_$f=$v "
 	done
 	sorted_txqs_v v
 	printf '%s\n' "${line}txqs=$v "

@@ -129,14 +129,15 @@ _ktap_name() {
 	printf -v "$1" '%s' "${n//#/_}"
 }
 
-# _ktap_count PREFIX: how many lines of the results file start with PREFIX
-# (read with builtins, not grep: a program start costs about a second).
+# _ktap_count VAR PREFIX: VAR = how many lines of the results file start
+# with PREFIX (read with builtins, not grep: a program start costs about a
+# second).
 _ktap_count() {
 	local line c=0
 	while IFS= read -r line; do
-		[[ $line == "$1"* ]] && c=$((c + 1))
+		[[ $line == "$2"* ]] && c=$((c + 1))
 	done < "$_ktap_file"
-	echo $c
+	printf -v "$1" '%s' $c
 }
 
 # _ktap_forks: processes created since boot (/proc/stat), so the progress
@@ -157,10 +158,7 @@ _ktap_add() {
 		echo "ktap: ktap_begin was not called" >&2
 		return 1
 	fi
-	n=0
-	while IFS= read -r line; do
-		[[ $line == R* ]] && n=$((n + 1))
-	done < "$_ktap_file"
+	_ktap_count n R
 	n=$((n + 1))
 	if [ -n "$diag" ]; then
 		while IFS= read -r line; do
@@ -240,8 +238,8 @@ ktap_end() {
 		echo "ktap: ktap_begin was not called" >&2
 		return 1
 	fi
-	n=$(_ktap_count R)
-	failed=$(_ktap_count 'Rnot ok')
+	_ktap_count n R
+	_ktap_count failed 'Rnot ok'
 	{
 		echo "KTAP version 1"
 		echo "1..1"
@@ -277,10 +275,19 @@ val() {
 # /proc/net/ipoib/<if>/stats and ethtool -S), read without a program;
 # nothing if there is none.
 kv_get() {
-	local k v
-	while IFS=': ' read -r k v; do
-		if [ "$k" = "$1" ]; then
-			printf '%s' "$v"
+	local _kv
+	kv_get_v _kv "$1"
+	printf '%s' "$_kv"
+}
+
+# kv_get_v VAR NAME: kv_get into VAR, without the subshell of $(kv_get).
+kv_get_v() {
+	# Prefixed: a caller's VAR named k or v would be these locals.
+	local _kvk _kvv
+	printf -v "$1" '%s' ''
+	while IFS=': ' read -r _kvk _kvv; do
+		if [ "$_kvk" = "$2" ]; then
+			printf -v "$1" '%s' "$_kvv"
 			return 0
 		fi
 	done
@@ -289,6 +296,9 @@ kv_get() {
 
 # proc_stat NAME [FILE]: field NAME of /proc/net/ipoib/ib0/stats (or FILE).
 proc_stat() { kv_get "$1" < "${2:-/proc/net/ipoib/ib0/stats}"; }
+
+# proc_stat_v VAR NAME [FILE]: proc_stat into VAR.
+proc_stat_v() { kv_get_v "$1" "$2" < "${3:-/proc/net/ipoib/ib0/stats}"; }
 
 # eth_stat NAME: the counter NAME of `ethtool -S ib0`, or of $ETHS where a
 # caller keeps one copy of that output for several lookups.
