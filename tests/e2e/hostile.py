@@ -29,7 +29,9 @@ Victim side:
       snapshot()); the state is read by one process, no programs started.
       With --series FILE, also a line per sample appended to FILE: time,
       the lower netdev's packet counters and qdisc backlog (one `tc` run a
-      sample), the RDMA port's packet counters, connections.
+      sample), the RDMA port's packet counters, connections, the driver's
+      counters of what waited, fell back to UD or failed, and with
+      --peer-qpn the states of the real peer's connections.
   hostile.py snap
       One sample, "key=value" lines.
 
@@ -41,6 +43,7 @@ import ipaddress
 import os
 import random
 import re
+import shutil
 import struct
 import subprocess
 import sys
@@ -407,15 +410,50 @@ def read_int(path):
         return -1
 
 
+# Driver counters of /proc/net/ipoib/<if>/stats the series records: what
+# waits, what went over UD instead of a connection, what failed.
+SERIES_STATS = ('send_queue_depth', 'send_queue_backlog', 'tx_cm_fallback',
+                'tx_drop_cm_queue', 'tx_completion_errors', 'cm_cap_reached',
+                'cm_peer_cap_reached', 'tx_timeouts', 'recoveries')
+TC = shutil.which('tc') or '/usr/sbin/tc'
+
+
+def driver_numbers(ifname):
+    """SERIES_STATS from the interface's /proc stats file."""
+    v = {}
+    try:
+        with open('/proc/net/ipoib/%s/stats' % ifname) as f:
+            for l in f:
+                k, _, val = l.partition(':')
+                if k.strip() in SERIES_STATS:
+                    v[k.strip()] = int(val)
+    except (OSError, ValueError):
+        pass
+    return v
+
+
+def peer_states(ifname, qpn):
+    """State of the connections to or from UD QPN qpn (hex), as 'tx:live'
+    words joined by commas (the debugfs cm table), or '-' when there are
+    none."""
+    out = []
+    for l in lines('%s/%s/cm' % (DBG, ifname)):
+        f = l.split()
+        if len(f) > 6 and f[2] == '0x' + qpn:
+            out.append('%s:%s' % (f[0], f[6]))
+    return ','.join(out) or '-'
+
+
 def link_numbers(lower, rdma):
     """What carries the interface: the lower netdev's packet counters (a
     virtio-net counts a sent packet when its transmission completes), its
     qdisc backlog (one `tc` run) and the RDMA port's packet counters."""
-    v = {'t': '%.1f' % time.monotonic()}
+    # t: as the console's time stamps; w: as ping -D's on the other VM.
+    v = {'t': '%.1f' % time.monotonic(), 'w': '%.1f' % time.time()}
     for k in ('tx_packets', 'rx_packets', 'tx_dropped'):
         v[lower + '_' + k] = read_int('/sys/class/net/%s/statistics/%s' % (lower, k))
     try:
-        out = subprocess.run(['tc', '-s', 'qdisc', 'show', 'dev', lower],
+        out = subprocess.run([TC, '-s', 'qdisc', 'show', 'dev', lower],
                              capture_output=True, text=True, timeout=10).stdout
         m = re.search(r'backlog (\S+) (\d+)p', out)
         v[lower + '_backlog_pkts'] = int(m.group(2)) if m else -1
@@ -440,6 +478,9 @@ def cmd_sample(a):
         if series:
             row = link_numbers(a.lower, a.rdma)
             row.update((k, last[k]) for k in ('connections', 'cm_lines') if k in last)
+            row.update(driver_numbers(a.ifname))
+            if a.peer_qpn:
+                row['peer_conns'] = peer_states(a.ifname, a.peer_qpn)
             series.write(' '.join('%s=%s' % kv for kv in row.items()) + '\n')
             series.flush()
         if os.path.exists(a.stop):
@@ -479,7 +520,10 @@ def main():
     s.add_argument('--interval', type=float, default=0.5)
     s.add_argument('--ifname', default='ib0')
     s.add_argument('--series', help='append a line per sample to this file: '
-                   'the lower link and RDMA port counters (link_numbers())')
+                   'the lower link and RDMA port counters (link_numbers()), '
+                   'driver counters (SERIES_STATS)')
+    s.add_argument('--peer-qpn', help='UD QPN (6 hex digits) of the real peer: '
+                   'the series also records its connections\' states')
     s.add_argument('--lower', default='eth0')
     s.add_argument('--rdma', default='rxe0')
     s = sub.add_parser('snap')

@@ -155,7 +155,7 @@ victim_prepare() {
 	# The series (eth0 and rxe0 counters, eth0's qdisc backlog, once a
 	# second) tells a send queue stalled behind the link from one stalled
 	# in the driver, next to the console's time stamps.
-	python3 "$HOSTILE" sample --stop $STOP --interval 1 \
+	python3 "$HOSTILE" sample --stop $STOP --interval 1 --peer-qpn "$PEER_QPN" \
 		--series "$IPNG_OUT/hostile-$mode-series.txt" > "$NUMS-$mode.sample" 2>&1 &
 	echo $! > "$NUMS-$mode.pid"
 }
@@ -318,9 +318,12 @@ inject() {
 	return $rc
 }
 
-PINGLOG=/tmp/hostile-ping.out
+# Every reply with its time stamp (-D) and every request not answered
+# before the next went out (-O), beside the victim's series.
+PINGLOG=''
 ping_start() {
-	ping -i 1 -W 5 "$PEERIP" > $PINGLOG 2>&1 &
+	PINGLOG=$IPNG_OUT/hostile-$MODE-ping.txt
+	ping -D -O -i 1 -W 5 "$PEERIP" > "$PINGLOG" 2>&1 &
 	echo $! > /tmp/hostile-ping.pid
 }
 
@@ -331,7 +334,7 @@ t_ping_during() {
 	pid=$(val /tmp/hostile-ping.pid)
 	kill -INT "$pid"
 	wait_for 10 gone "$pid" || { echo "ping did not stop"; return 1; }
-	out=$(tail -3 $PINGLOG)
+	out=$(tail -3 "$PINGLOG")
 	echo "$out"
 	note "$MODE ping during the flood: ${out//$'\n'/ }"
 	[[ $out =~ ([0-9]+)\ packets\ transmitted,\ ([0-9]+)\ received ]] || return 1
