@@ -587,6 +587,9 @@ int ipng_chans_mtu_changed(struct ipng_dev *ipd);
 void ipng_dev_cq_event(struct ib_cq *cq, void *context);
 void ipng_chan_rx(struct ipng_chan *c, struct sk_buff *skb, int target);
 int ipng_poll_cq(struct ipng_chan *c, struct ib_cq *cq, int budget);
+typedef int (*ipng_rx_poll_fn)(void *ctx, void *queue, int budget);
+int ipng_rx_poll_shared(int budget, ipng_rx_poll_fn poll, void *ctx,
+			void *ud, void *cm);
 bool ipng_own_qpn(struct ipng_dev *ipd, u32 qpn);
 void ipng_chans_read(struct ipng_dev *ipd,
 		     struct ipng_chan_counters per[IPNG_MAX_CHANNELS],

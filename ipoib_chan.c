@@ -22,6 +22,7 @@
 #include <linux/moduleparam.h>
 #include <linux/rtnetlink.h>
 #include <linux/smp.h>
+#include <kunit/visibility.h>
 
 #include "ipoib.h"
 
@@ -246,6 +247,57 @@ static void ipng_chan_dim_sample(struct ipng_chan *c)
 			  u64_stats_read(&s->tx_bytes));
 }
 
+/**
+ * ipng_rx_poll_shared() - share one poll's budget between two receive queues
+ * @budget: NAPI budget
+ * @poll: takes up to its budget from one queue; returns how many it took
+ * @ctx: passed to @poll
+ * @ud: the datagram queue
+ * @cm: the connected-mode queue, or NULL when the channel polls none
+ *
+ * @ud gets the first half of @budget, @cm what is left, @ud again the
+ * rest. Polled one after the other with the whole budget each, a flood of
+ * datagrams (forged ARP requests, one after another) kept the UD CQ at or
+ * above the budget and no connection's receive was polled until it ended:
+ * pings over a live connection came back in bursts, 20 s late.
+ *
+ * Return: receives taken, at most @budget.
+ */
+int ipng_rx_poll_shared(int budget, ipng_rx_poll_fn poll, void *ctx,
+			void *ud, void *cm)
+{
+	int rx;
+
+	if (!cm)
+		return poll(ctx, ud, budget);
+	rx = poll(ctx, ud, max(budget / 2, 1));
+	if (rx < budget)
+		rx += poll(ctx, cm, budget - rx);
+	if (rx < budget)
+		rx += poll(ctx, ud, budget - rx);
+	return rx;
+}
+EXPORT_SYMBOL_IF_KUNIT(ipng_rx_poll_shared);
+
+static int ipng_chan_poll_one(void *ctx, void *cq, int budget)
+{
+	return cq ? ipng_poll_cq(ctx, cq, budget) : 0;
+}
+
+/* Receives of one poll: the CQs (channel 0 has connected mode's too), then
+ * the packets other channels steered here.
+ */
+static int ipng_chan_poll_rx(struct ipng_chan *c, int budget)
+{
+	struct ib_cq *cm = c->index ? NULL : c->ipd->cm_recv_cq;
+	int rx;
+
+	rx = ipng_rx_poll_shared(budget, ipng_chan_poll_one, c, c->recv_cq, cm);
+	if (rx < budget)
+		rx += ipng_chan_backlog(c, budget - rx);
+	return rx;
+}
+
 static int ipng_chan_poll(struct napi_struct *napi, int budget)
 {
 	struct ipng_chan *c = container_of(napi, struct ipng_chan, napi);
@@ -258,12 +310,7 @@ static int ipng_chan_poll(struct napi_struct *napi, int budget)
 		if (!c->index && ipd->cm_send_cq)
 			tx += ipng_poll_cq(c, ipd->cm_send_cq, INT_MAX);
 	}
-	if (c->recv_cq)
-		rx = ipng_poll_cq(c, c->recv_cq, budget);
-	if (!c->index && ipd->cm_recv_cq && rx < budget)
-		rx += ipng_poll_cq(c, ipd->cm_recv_cq, budget - rx);
-	if (rx < budget)
-		rx += ipng_chan_backlog(c, budget - rx);
+	rx = ipng_chan_poll_rx(c, budget);
 	if (c->steered)
 		ipng_chan_kick_steered(c);
 	/* Receive slots a repost or the first fill left empty; not into a

@@ -24,10 +24,12 @@
 # hostile-notes.txt in the results, vm1's link counters once a second to
 # hostile-<mode>-series.txt. KTAP on stdout.
 #
-# Environment: IPNG_HOSTILE_COUNT (forged ARP and NS each, default 2000;
-# make long: 10000; python3 sends 70-80 a second in the debug guests),
-# IPNG_HOSTILE_PPS (their rate, default 250/s), IPNG_HOSTILE_REQS (half-
-# open REQs, default 400), IPNG_HOSTILE_MAXCONN (default 256).
+# Environment: IPNG_HOSTILE_COUNT (forged ARP and NS each, default 1000;
+# make long: 10000), IPNG_HOSTILE_PPS (their rate, default 50/s: what the
+# debug guest answers while it keeps up; at 100-200/s, all python3 sends
+# there, vm1 fell behind, the emulated link queued seconds of packets
+# ahead of every ping and no ping assertion could pass), IPNG_HOSTILE_REQS
+# (half-open REQs, default 400), IPNG_HOSTILE_MAXCONN (default 256).
 set -u
 # shellcheck source=tests/vm/guest-lib.sh disable=SC1091
 . "$IPNG_REPO/tests/vm/guest-lib.sh"
@@ -45,8 +47,8 @@ MYIP6=fd20::$ME
 PEERIP6=fd20::$PEER
 FORGED_IP=10.12.1.0
 FORGED_IP6=fd20::1:0
-COUNT=${IPNG_HOSTILE_COUNT:-2000}
-PPS=${IPNG_HOSTILE_PPS:-250}
+COUNT=${IPNG_HOSTILE_COUNT:-1000}
+PPS=${IPNG_HOSTILE_PPS:-50}
 REQS=${IPNG_HOSTILE_REQS:-400}
 MAXCONN=${IPNG_HOSTILE_MAXCONN:-256}
 MALFORMED=50
@@ -152,9 +154,10 @@ victim_prepare() {
 	hw_counters "$NUMS-$mode.hw0"
 	note "$mode before: $(tr '\n' ' ' < "$NUMS-$mode.before")"
 	rm -f $STOP
-	# The series (eth0 and rxe0 counters, eth0's qdisc backlog, once a
-	# second) tells a send queue stalled behind the link from one stalled
-	# in the driver, next to the console's time stamps.
+	# The series (eth0 and rxe0 counters, the driver's queue depths and
+	# fallbacks, the real peer's connections, once a second) tells a send
+	# queue stalled behind the link from one stalled in the driver, next
+	# to the console's time stamps and the attacker's ping log.
 	python3 "$HOSTILE" sample --stop $STOP --interval 1 --peer-qpn "$PEER_QPN" \
 		--series "$IPNG_OUT/hostile-$mode-series.txt" > "$NUMS-$mode.sample" 2>&1 &
 	echo $! > "$NUMS-$mode.pid"
@@ -210,7 +213,7 @@ t_replies_made() {
 	# Each request the kernel took made a neighbour (as far as its tables let it).
 	local a=$((AFTER[arp_allocs] - BEFORE[arp_allocs])) n=$((AFTER[nd_allocs] - BEFORE[nd_allocs]))
 	echo "new ARP neighbours $a, new ND neighbours $n; driver neighbours at most ${SAMPLE[max_neigh]}"
-	[ "$a" -ge 1000 ] && [ "$n" -ge 1000 ]
+	[ "$a" -ge $((COUNT / 2)) ] && [ "$n" -ge $((COUNT / 2)) ]
 }
 
 t_conn_bound() {

@@ -4,7 +4,8 @@
  * receive slot a completion belongs to and which slots a refill visits
  * (ipoib_ud.c), what transmit does with a packet for a path without an
  * address handle, dead paths included (ipoib_arp.c), and the bounds of the
- * path_timeout parameter.
+ * path_timeout parameter, and how one NAPI poll shares its budget between
+ * the datagram and the connected-mode receive queues (ipoib_chan.c).
  */
 #include "../../ipoib.h"
 #include "ipoib_test.h"
@@ -212,6 +213,72 @@ static void ipng_dp_test_budget_unused(struct kunit *test)
 	KUNIT_EXPECT_TRUE(test, ipng_tx_budget_room(&b));
 }
 
+/* A receive queue of the poll-sharing tests: completions waiting. */
+struct dp_queue {
+	int pending;
+	int taken;
+};
+
+static int dp_poll(void *ctx, void *queue, int budget)
+{
+	struct dp_queue *q = queue;
+	int n = min(q->pending, budget);
+	int *calls = ctx;
+
+	(*calls)++;
+	q->pending -= n;
+	q->taken += n;
+	return n;
+}
+
+/*
+ * A datagram flood that always has more than a budget waiting must not
+ * keep the connections' receives from being polled: over ten polls the
+ * connected-mode queue is emptied in the first, and the flood gets the
+ * rest of every budget.
+ */
+static void ipng_dp_test_rx_poll_flood(struct kunit *test)
+{
+	struct dp_queue ud = { .pending = 100000 }, cm = { .pending = 20 };
+	int i, rx, calls = 0;
+
+	for (i = 0; i < 10; i++) {
+		rx = ipng_rx_poll_shared(64, dp_poll, &calls, &ud, &cm);
+		KUNIT_EXPECT_EQ(test, rx, 64);
+	}
+	KUNIT_EXPECT_EQ(test, cm.taken, 20);
+	KUNIT_EXPECT_EQ(test, ud.taken, 640 - 20);
+	/* And the other way round: a connected-mode flood leaves half. */
+	ud = (struct dp_queue){ .pending = 20 };
+	cm = (struct dp_queue){ .pending = 100000 };
+	rx = ipng_rx_poll_shared(64, dp_poll, &calls, &ud, &cm);
+	KUNIT_EXPECT_EQ(test, rx, 64);
+	KUNIT_EXPECT_EQ(test, ud.taken, 20);
+	KUNIT_EXPECT_EQ(test, cm.taken, 44);
+}
+
+/*
+ * Light load: every queue emptied within one budget, less than the budget
+ * reported (NAPI completes); without a connected-mode queue the datagram
+ * queue gets the whole budget at once; a budget of 1 still polls.
+ */
+static void ipng_dp_test_rx_poll_light(struct kunit *test)
+{
+	struct dp_queue ud = { .pending = 40 }, cm = { .pending = 3 };
+	int calls = 0;
+
+	KUNIT_EXPECT_EQ(test, ipng_rx_poll_shared(64, dp_poll, &calls, &ud, &cm), 43);
+	KUNIT_EXPECT_EQ(test, ud.pending + cm.pending, 0);
+	ud = (struct dp_queue){ .pending = 100 };
+	calls = 0;
+	KUNIT_EXPECT_EQ(test, ipng_rx_poll_shared(64, dp_poll, &calls, &ud, NULL), 64);
+	KUNIT_EXPECT_EQ(test, calls, 1);
+	ud = (struct dp_queue){ .pending = 5 };
+	cm = (struct dp_queue){ .pending = 5 };
+	KUNIT_EXPECT_EQ(test, ipng_rx_poll_shared(1, dp_poll, &calls, &ud, &cm), 1);
+	KUNIT_EXPECT_EQ(test, ud.taken, 1);
+}
+
 static struct kunit_case ipng_dp_cases[] = {
 	KUNIT_CASE(ipng_dp_test_partial_fill),
 	KUNIT_CASE(ipng_dp_test_any_order),
@@ -223,6 +290,8 @@ static struct kunit_case ipng_dp_cases[] = {
 	KUNIT_CASE(ipng_dp_test_path_timeout_bounds),
 	KUNIT_CASE(ipng_dp_test_budget_bound),
 	KUNIT_CASE(ipng_dp_test_budget_unused),
+	KUNIT_CASE(ipng_dp_test_rx_poll_flood),
+	KUNIT_CASE(ipng_dp_test_rx_poll_light),
 	{}
 };
 
