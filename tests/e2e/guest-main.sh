@@ -11,9 +11,8 @@
 set -u
 . "$IPNG_REPO/tests/vm/guest-lib.sh"
 
-# hostile and faults are not in the list while they fail on open defects
-# (README, "Test environment"); make long and IPNG_SUITES run them.
-suites=(link datagram observe trace tuning connected recovery)
+# make long runs stress and faults and hostile at full size (README).
+suites=(link datagram observe trace tuning connected recovery faults hostile)
 kunit=1
 if [ -n "${IPNG_SUITES:-}" ]; then
 	IFS=, read -r -a suites <<<"$IPNG_SUITES"

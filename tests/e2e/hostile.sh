@@ -52,8 +52,9 @@ PPS=${IPNG_HOSTILE_PPS:-50}
 REQS=${IPNG_HOSTILE_REQS:-400}
 MAXCONN=${IPNG_HOSTILE_MAXCONN:-256}
 MALFORMED=50
-# ipoib_neigh.c: IPNG_NEIGH_MAX.
+# ipoib_neigh.c: IPNG_NEIGH_MAX; ipoib_cm_state.h: IPNG_CM_MARKERS_MAX.
 NEIGH_MAX=8192
+MARKERS_MAX=256
 # Kernel memory the attack may leave behind (and add at its peak): 64 MiB.
 # What a correct driver keeps for it is bounded by max_connections
 # connections ($MAXCONN RC QPs with their rings in rxe, a few hundred KiB
@@ -222,11 +223,15 @@ t_conn_bound() {
 	[ "${SAMPLE[max_connections]:-999999}" -le "$MAXCONN" ]
 }
 
+# The table holds the connections (up, being made; at most max_connections)
+# and failed outgoing entries kept as markers, at most MARKERS_MAX more.
 t_table_bound() {
 	numbers "$1" || return 1
 	echo "debugfs cm lines at most ${SAMPLE[max_cm_lines]} (tx ${SAMPLE[max_cm_tx]}," \
-		"rx ${SAMPLE[max_cm_rx]}, forged QPNs ${SAMPLE[max_cm_forged]}), cap $MAXCONN"
-	[ "${SAMPLE[max_cm_lines]}" -le "$MAXCONN" ]
+		"rx ${SAMPLE[max_cm_rx]}, forged QPNs ${SAMPLE[max_cm_forged]}," \
+		"connections up or being made ${SAMPLE[max_cm_counted]}), cap $MAXCONN + $MARKERS_MAX markers"
+	[ "${SAMPLE[max_cm_counted]}" -le "$MAXCONN" ] &&
+		[ "${SAMPLE[max_cm_lines]}" -le $((MAXCONN + MARKERS_MAX)) ]
 }
 
 t_neigh_bound() {
