@@ -14,7 +14,7 @@
 # whose sha256 the receiver checks. Asserted (KTAP on stdout): every
 # change succeeds and reads back (sysfs, /proc, ethtool -c), every transfer
 # arrives and verifies, both iperf3 streams last to the end (exit 0) and
-# neither stalls (no bytes) for $ipng_soak_max_stall seconds (default 30)
+# neither stalls (no bytes) for $ipng_soak_max_stall seconds (default 60)
 # in a row, the kernel log holds no BUG/WARNING/KASAN/lockdep/... report,
 # and the module unloads at the end. Writes soak-changes.log,
 # soak-xfers.log, soak-iperf.csv (throughput per interval), iperf3's JSON
@@ -28,7 +28,12 @@ KO=${ipng_soak_ko:-$IPNG_REPO/ipoib_ng.ko}
 SECS=${ipng_soak_secs:-600}
 PERIOD=${ipng_soak_period:-5}
 SEED=${ipng_soak_seed:-1}
-MAX_STALL=${ipng_soak_max_stall:-30}
+# 60 s: a change stops ib0's datapath for up to 26 s in the TCG guests
+# (a mode switch, or rings of 8192 refilled), and TCP, whose retransmit
+# timer doubles with each loss, may wait as long again before its next
+# try: a 30 s limit failed on that alone (2026-12-02, seed 5009, vm2's
+# stream 30.0 s). A datapath that stays wedged stalls for good.
+MAX_STALL=${ipng_soak_max_stall:-60}
 XFER_BYTES=${ipng_soak_xfer_bytes:-2097152}
 # Pause between two transfers, seconds.
 XFER_GAP=${ipng_soak_xfer_gap:-10}
