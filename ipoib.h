@@ -180,21 +180,33 @@ struct ipng_ah {
 	u8 sl;
 };
 
+/*
+ * A UD ring names its slots in completions with one of two entries per
+ * slot, chosen by the ring's start count: a completion that a device
+ * delivers late, after the QP was reset and the ring started again from
+ * slot 0 (rxe 6.1 completes UD sends on two CPUs at once while the QP
+ * goes to ERROR), names an entry of the other start and is ignored
+ * instead of freeing a packet the device is still reading.
+ */
+#define IPNG_SLOT_GENS	2
+
 /**
  * struct ipng_slot - one entry of a send or receive ring
  * @skb: the buffer posted (NULL when the slot is empty)
  * @dma: its DMA address
  * @len: mapped length
  * @ah: send only: address handle held while the packet is in flight
- * @cqe: receive only: completion entry naming this slot
- * @posted: receive only: the buffer is posted to the QP
+ * @cqe: UD rings: completion entries naming this slot, one per start
+ *	parity (see IPNG_SLOT_GENS)
+ * @posted: UD rings: the buffer is posted to the QP and its completion
+ *	not yet seen
  */
 struct ipng_slot {
 	struct sk_buff *skb;
 	u64 dma;
 	u32 len;
 	struct ipng_ah *ah;
-	struct ib_cqe cqe;
+	struct ib_cqe cqe[IPNG_SLOT_GENS];
 	bool posted;
 };
 
@@ -204,7 +216,7 @@ struct ipng_slot {
  * @size: power of two
  * @head: next slot to post; written by the transmit path only
  * @tail: next slot to complete; written by NAPI only
- * @cqe: completion entry of every send
+ * @gen: starts of this ring; its parity picks the slots' cqe entry
  * @seen_tail: @tail at the stall detector's last look
  * @seen_at: jiffies when @tail was last seen moving (or the ring empty)
  */
@@ -213,7 +225,7 @@ struct ipng_tx_ring {
 	u32 size;
 	u32 head;
 	u32 tail;
-	struct ib_cqe cqe;
+	u32 gen;
 	u32 seen_tail;
 	unsigned long seen_at;
 };
@@ -225,6 +237,7 @@ struct ipng_tx_ring {
  * @posted: slots whose buffer is posted to the QP
  * @refill: where the search for unposted slots goes on
  * @buf_len: bytes per buffer: GRH area + header + MTU
+ * @gen: starts of this ring; its parity picks the slots' cqe entry
  */
 struct ipng_rx_ring {
 	struct ipng_slot *slots;
@@ -232,6 +245,7 @@ struct ipng_rx_ring {
 	u32 posted;
 	u32 refill;
 	u32 buf_len;
+	u32 gen;
 };
 
 /**
@@ -538,8 +552,13 @@ void ipng_tx_budget_put(struct ipng_tx_budget *b);
 u32 ipng_tx_depth(struct ipng_chan *c);
 void ipng_too_big(struct ipng_dev *ipd, struct sk_buff *skb,
 		  unsigned int mtu);
+struct ib_cqe *ipng_slot_cqe(struct ipng_slot *slot, u32 gen);
+struct ipng_slot *ipng_slot_of(struct ipng_slot *slots, u32 size, u32 gen,
+			       struct ib_cqe *cqe);
 struct ipng_slot *ipng_tx_slot(struct ipng_chan *c);
-void ipng_tx_posted(struct ipng_chan *c);
+struct ib_cqe *ipng_tx_claim(struct ipng_chan *c, struct ipng_slot *slot);
+void ipng_tx_unclaim(struct ipng_chan *c, struct ipng_slot *slot);
+u32 ipng_tx_retire(struct ipng_tx_ring *tx, struct ib_cqe *cqe);
 struct ipng_slot *ipng_ring_alloc(u32 size);
 void ipng_tx_ring_set(struct ipng_chan *c, struct ipng_slot *slots, u32 size);
 void ipng_tx_ring_reset(struct ipng_chan *c);

@@ -665,16 +665,17 @@ static bool ipng_chans_sends_done(struct ipng_dev *ipd)
  * Every channel's QP to RESET, through ERROR. A QP in ERROR takes no more
  * datagrams and completes what was posted (flushed). @running: NAPI still
  * runs, and takes those send completions: RESET waits until every send
- * in flight has completed (or IPNG_DRAIN_TIMEOUT passed), because a send
- * that completes only after the reset would be taken for one of the next
- * start's, which reuses the ring from slot 0, and free a packet the
- * device is still reading (KASAN: use-after-free in rxe_mr_copy() from
- * rxe_requester(), freed by ipng_tx_done(), after a stall reset under a
- * flood). After a grace period no receive that took a datagram before
- * ERROR is still running. Only then RESET, which on rxe drains the QP's
- * packet queue in this context: straight from RTS it raced with a receive
- * on another CPU working on the same queue (KASAN: use-after-free in
- * rxe_responder under ethtool -G with traffic).
+ * in flight has completed (or IPNG_DRAIN_TIMEOUT passed). A completion
+ * that still comes after the reset (rxe 6.1 completes a UD QP's sends on
+ * two CPUs at once as it goes to ERROR, and once delivered one more than
+ * was posted: KASAN, use-after-free in rxe_mr_copy() from rxe_requester()
+ * of a packet ipng_tx_done() had freed for it, after a stall reset under
+ * a flood) names the earlier start's entry of its slot and is ignored
+ * (ipng_tx_retire()). After a grace period no receive that took a
+ * datagram before ERROR is still running. Only then RESET, which on rxe
+ * drains the QP's packet queue in this context: straight from RTS it
+ * raced with a receive on another CPU working on the same queue (KASAN:
+ * use-after-free in rxe_responder under ethtool -G with traffic).
  */
 static void ipng_chans_reset(struct ipng_dev *ipd, bool running)
 {

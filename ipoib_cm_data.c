@@ -344,14 +344,18 @@ static void ipng_cm_send(struct ipng_cm_tx *tx, struct sk_buff *skb)
 		dev_kfree_skb_any(ipng_take_slot(ipd, slot, DMA_TO_DEVICE));
 	if (ipng_tx_map(ipd, skb, slot, &sge))
 		goto drop_budget;
-	/* Once posted, the send may complete and free @skb at once. */
+	/* Once posted, the send may complete and free @skb at once, on
+	 * another CPU before ib_post_send() returns: it counts as in flight
+	 * first.
+	 */
 	skb_tx_timestamp(skb);
+	/* Release: the slot is filled before the new head is seen. */
+	smp_store_release(&tx->head, tx->head + 1);
 	if (ib_post_send(tx->qp, &wr, NULL)) {
+		WRITE_ONCE(tx->head, tx->head - 1);
 		ipng_take_slot(ipd, slot, DMA_TO_DEVICE);
 		goto drop_budget;
 	}
-	/* The slot is filled before the completion side can see it used. */
-	smp_store_release(&tx->head, tx->head + 1);
 	ipng_tx_maybe_stop(c);
 	return;
 

@@ -281,6 +281,47 @@ void ipng_too_big(struct ipng_dev *ipd, struct sk_buff *skb,
 /* ---- the UD send ring of a channel ---- */
 
 /**
+ * ipng_slot_cqe() - the completion entry that names a slot in one start
+ * @slot: a slot of a UD ring
+ * @gen: the ring's start count
+ *
+ * Return: the entry to put into the work request's wr_cqe.
+ */
+struct ib_cqe *ipng_slot_cqe(struct ipng_slot *slot, u32 gen)
+{
+	return &slot->cqe[gen % IPNG_SLOT_GENS];
+}
+EXPORT_SYMBOL_IF_KUNIT(ipng_slot_cqe);
+
+/**
+ * ipng_slot_of() - the slot a completion names, if it names one of this start
+ * @slots: the ring's slots
+ * @size: their number
+ * @gen: the ring's start count
+ * @cqe: the completion's wr_cqe
+ *
+ * Return: the slot, or NULL when @cqe is no entry of @slots for the parity
+ * of @gen: a completion of another ring, or one the device delivered after
+ * the QP was reset and the ring started again.
+ */
+struct ipng_slot *ipng_slot_of(struct ipng_slot *slots, u32 size, u32 gen,
+			       struct ib_cqe *cqe)
+{
+	unsigned long base = (unsigned long)slots, at = (unsigned long)cqe;
+	unsigned long want = (unsigned long)ipng_slot_cqe(slots, gen) - base;
+	unsigned long off, idx;
+
+	if (!slots || at < base)
+		return NULL;
+	off = at - base;
+	idx = off / sizeof(*slots);
+	if (idx >= size || off - idx * sizeof(*slots) != want)
+		return NULL;
+	return &slots[idx];
+}
+EXPORT_SYMBOL_IF_KUNIT(ipng_slot_of);
+
+/**
  * ipng_tx_slot() - the slot the next UD send of a channel goes into
  * @c: channel; transmit context, its queue's lock held
  *
@@ -308,22 +349,80 @@ struct ipng_slot *ipng_tx_slot(struct ipng_chan *c)
 	return slot;
 }
 
+static void ipng_tx_done(struct ib_cq *cq, struct ib_wc *wc);
+
 /**
- * ipng_tx_posted() - account a UD send posted into ipng_tx_slot()'s slot
+ * ipng_tx_claim() - account a UD send about to be posted
  * @c: channel; transmit context, its queue's lock held
+ * @slot: from ipng_tx_slot(), filled by ipng_tx_map()
+ *
+ * The send counts as in flight before it is posted: its completion may
+ * be polled on another CPU before ib_post_send() has even returned.
+ *
+ * Return: the completion entry for the work request.
  */
-void ipng_tx_posted(struct ipng_chan *c)
+struct ib_cqe *ipng_tx_claim(struct ipng_chan *c, struct ipng_slot *slot)
+{
+	struct ipng_tx_ring *tx = &c->tx;
+	struct ib_cqe *cqe = ipng_slot_cqe(slot, tx->gen);
+
+	cqe->done = ipng_tx_done;
+	slot->posted = true;
+	/* The slot is filled before the completion side can see it used. */
+	smp_store_release(&tx->head, tx->head + 1);
+	return cqe;
+}
+EXPORT_SYMBOL_IF_KUNIT(ipng_tx_claim);
+
+/**
+ * ipng_tx_unclaim() - take back the last claim; its post failed
+ * @c: channel; transmit context, its queue's lock held
+ * @slot: the slot of that claim; emptied
+ */
+void ipng_tx_unclaim(struct ipng_chan *c, struct ipng_slot *slot)
 {
 	struct ipng_tx_ring *tx = &c->tx;
 
-	/* The slot is filled before the completion side can see it used. */
-	smp_store_release(&tx->head, tx->head + 1);
-	ipng_tx_maybe_stop(c);
+	WRITE_ONCE(tx->head, tx->head - 1);
+	ipng_take_slot(c->ipd, slot, DMA_TO_DEVICE);
 }
 
+/**
+ * ipng_tx_retire() - how far a UD send completion moves the ring's tail
+ * @tx: the send ring; NAPI context
+ * @cqe: the completion's wr_cqe
+ *
+ * A send queue completes in order, so the completion names the slot at
+ * the tail. One that names a later slot in flight retires the slots
+ * before it too (their completions were lost). One that names no slot in
+ * flight of this start (a duplicate, a completion delivered after a reset)
+ * retires nothing.
+ *
+ * The retired slots are marked no longer posted; the caller empties the
+ * last (or leaves its packet, see ipng_tx_slot()) and then moves the
+ * tail past them.
+ *
+ * Return: slots retired, the named one last; 0 for a completion to ignore.
+ */
+u32 ipng_tx_retire(struct ipng_tx_ring *tx, struct ib_cqe *cqe)
+{
+	struct ipng_slot *slot = ipng_slot_of(tx->slots, tx->size, tx->gen, cqe);
+	u32 n, i;
+
+	if (!slot || !slot->posted)
+		return 0;
+	n = ((u32)(slot - tx->slots) - tx->tail) & (tx->size - 1);
+	/* Acquire: the slots up to the head were filled before it moved. */
+	if (n >= smp_load_acquire(&tx->head) - tx->tail)
+		return 0;
+	for (i = 0; i <= n; i++)
+		tx->slots[(tx->tail + i) & (tx->size - 1)].posted = false;
+	return n + 1;
+}
+EXPORT_SYMBOL_IF_KUNIT(ipng_tx_retire);
+
 /*
- * Completion of a UD send. A send queue completes in order, so the slot
- * is the one at the tail. A flush outside our own reset, or any other
+ * Completion of a UD send. A flush outside our own reset, or any other
  * error, means the QP left RTS: the channels are recovered.
  */
 static void ipng_tx_done(struct ib_cq *cq, struct ib_wc *wc)
@@ -331,18 +430,19 @@ static void ipng_tx_done(struct ib_cq *cq, struct ib_wc *wc)
 	struct ipng_chan *c = cq->cq_context;
 	struct ipng_dev *ipd = c->ipd;
 	struct ipng_tx_ring *tx = &c->tx;
+	u32 n = ipng_tx_retire(tx, wc->wr_cqe);
 	struct ipng_slot *slot;
 	struct sk_buff *skb;
 
-	/* A completion with nothing in flight belongs to no send of ours
-	 * (ipng_chans_reset() waits for the last one before RESET).
-	 */
-	if (unlikely(tx->tail == READ_ONCE(tx->head))) {
+	if (unlikely(!n)) {
 		ipng_stat_add(ipd->stats, IPNG_STAT_TX_ERRORS, 1);
-		netdev_warn_once(ipd->ndev, "send completion with no send in flight\n");
+		netdev_warn_once(ipd->ndev, "send completion for no send in flight ignored\n");
 		return;
 	}
-	slot = &tx->slots[tx->tail & (tx->size - 1)];
+	/* Skipped slots keep their packets, as flushed ones do. */
+	if (unlikely(n > 1))
+		ipng_stat_add(ipd->stats, IPNG_STAT_TX_ERRORS, n - 1);
+	slot = &tx->slots[(tx->tail + n - 1) & (tx->size - 1)];
 	if (likely(wc->status == IB_WC_SUCCESS)) {
 		skb = ipng_take_slot(ipd, slot, DMA_TO_DEVICE);
 		ipng_chan_stat_add(c, &c->stats.tx_packets, 1);
@@ -359,7 +459,7 @@ static void ipng_tx_done(struct ib_cq *cq, struct ib_wc *wc)
 	}
 
 	/* The slot is free before the transmit path can see it free. */
-	smp_store_release(&tx->tail, tx->tail + 1);
+	smp_store_release(&tx->tail, tx->tail + n);
 	ipng_tx_wake(c);
 }
 
@@ -388,18 +488,22 @@ void ipng_tx_ring_set(struct ipng_chan *c, struct ipng_slot *slots, u32 size)
 	kvfree(c->tx.slots);
 	c->tx.slots = slots;
 	c->tx.size = slots ? size : 0;
-	c->tx.cqe.done = ipng_tx_done;
 }
 
 /**
  * ipng_tx_ring_reset() - empty counters of a channel's send ring
  * @c: channel about to start
+ *
+ * The ring starts again from slot 0, and its completions name the other
+ * entry of each slot than the last start's did.
  */
 void ipng_tx_ring_reset(struct ipng_chan *c)
 {
 	c->tx.head = 0;
 	c->tx.tail = 0;
+	c->tx.gen++;
 }
+EXPORT_SYMBOL_IF_KUNIT(ipng_tx_ring_reset);
 
 /**
  * ipng_ring_drain() - free every buffer left in the slots of a ring

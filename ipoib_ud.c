@@ -6,9 +6,10 @@
  * delivers). Send rings, DMA mapping and queue flow control are the
  * transmit layer's (ipoib_tx.c).
  *
- * Every receive slot carries its own struct ib_cqe: a completion names its
- * slot, so the ring works whatever was posted (a partial fill, a failed
- * repost), and slots left unposted are refilled from NAPI.
+ * Every receive slot carries its own struct ib_cqe (one per start
+ * parity): a completion names its slot, so the ring works whatever was
+ * posted (a partial fill, a failed repost), slots left unposted are
+ * refilled from NAPI, and a completion of an earlier start is ignored.
  */
 #include <linux/etherdevice.h>
 #include <linux/if_ether.h>
@@ -72,7 +73,6 @@ void ipng_ud_send(struct ipng_dev *ipd, struct sk_buff *skb,
 	struct ipng_chan *c = ipng_tx_chan(ipd, skb);
 	struct ib_ud_wr wr = {
 		.wr = {
-			.wr_cqe		= &c->tx.cqe,
 			.num_sge	= 1,
 			.opcode		= IB_WR_SEND,
 			.send_flags	= IB_SEND_SIGNALED,
@@ -101,13 +101,14 @@ void ipng_ud_send(struct ipng_dev *ipd, struct sk_buff *skb,
 	wr.wr.sg_list = &sge;
 	/* Once posted, the send may complete and free @skb at once. */
 	skb_tx_timestamp(skb);
+	wr.wr.wr_cqe = ipng_tx_claim(c, slot);
 	if (ib_post_send(c->qp, &wr.wr, NULL)) {
 		/* A UD QP in RTS takes a send while its ring has room. */
-		ipng_take_slot(ipd, slot, DMA_TO_DEVICE);
+		ipng_tx_unclaim(c, slot);
 		ipng_chans_error(ipd, c, "send post failed");
 		goto drop;
 	}
-	ipng_tx_posted(c);
+	ipng_tx_maybe_stop(c);
 	return;
 
 drop:
@@ -127,13 +128,13 @@ static int ipng_post_recv(struct ipng_chan *c, struct ipng_slot *slot)
 		.lkey	= c->ipd->pd->local_dma_lkey,
 	};
 	struct ib_recv_wr wr = {
-		.wr_cqe		= &slot->cqe,
+		.wr_cqe		= ipng_slot_cqe(slot, c->rx.gen),
 		.sg_list	= &sge,
 		.num_sge	= 1,
 	};
 	int err;
 
-	slot->cqe.done = ipng_rx_done;
+	wr.wr_cqe->done = ipng_rx_done;
 	err = ib_post_recv(c->qp, &wr, NULL);
 	if (err)
 		return err;
@@ -171,14 +172,14 @@ static int ipng_alloc_rx(struct ipng_chan *c, struct ipng_slot *slot,
  * @cqe: the completion's wr_cqe
  *
  * Return: the slot, which is marked no longer posted, or NULL when @cqe
- * is not a posted slot of @rx (a completion the ring never asked for).
+ * is not a posted slot of @rx in this start (a completion the ring never
+ * asked for, or one of an earlier start delivered late).
  */
 struct ipng_slot *ipng_rx_slot(struct ipng_rx_ring *rx, struct ib_cqe *cqe)
 {
-	struct ipng_slot *slot = container_of(cqe, struct ipng_slot, cqe);
+	struct ipng_slot *slot = ipng_slot_of(rx->slots, rx->size, rx->gen, cqe);
 
-	if (slot < rx->slots || slot >= rx->slots + rx->size ||
-	    slot != &rx->slots[slot - rx->slots] || !slot->posted)
+	if (!slot || !slot->posted)
 		return NULL;
 	slot->posted = false;
 	rx->posted--;
@@ -457,6 +458,7 @@ int ipng_ud_fill(struct ipng_chan *c)
 	rx->buf_len = ipng_rx_buf_len(c->ipd);
 	rx->posted = 0;
 	rx->refill = 0;
+	rx->gen++;
 	if (!rx->size)
 		return 0;
 	ipng_ud_refill(c, rx->size, GFP_KERNEL);

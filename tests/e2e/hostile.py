@@ -30,8 +30,9 @@ Victim side:
       With --series FILE, also a line per sample appended to FILE: time,
       the lower netdev's and the RDMA port's packet counters,
       connections, the driver's counters of what waited, fell back to UD
-      or failed, and with --peer-qpn the states of the real peer's
-      connections.
+      or failed, the guest's CPU time (/proc/stat) and the four threads
+      that used most of it since the last sample, and with --peer-qpn
+      the states of the real peer's connections.
   hostile.py snap
       One sample, "key=value" lines.
 
@@ -473,10 +474,50 @@ def link_numbers(lower, rdma):
     return v
 
 
+def cpu_numbers():
+    """The guest's CPU time so far (/proc/stat, in ticks): where the time
+    of a victim that falls behind goes."""
+    v = {}
+    try:
+        with open('/proc/stat') as f:
+            f = f.readline().split()
+        for k, x in zip(('user', 'nice', 'sys', 'idle', 'iowait', 'irq',
+                         'softirq'), f[1:8]):
+            v['cpu_' + k] = int(x)
+    except (OSError, ValueError, IndexError):
+        pass
+    return v
+
+
+def thread_ticks():
+    """CPU ticks (user + system) of every thread, by pid and name."""
+    t = {}
+    for pid in os.listdir('/proc'):
+        if not pid.isdigit():
+            continue
+        try:
+            with open('/proc/%s/stat' % pid) as f:
+                st = f.read()
+        except OSError:
+            continue
+        name = st[st.find('(') + 1:st.rfind(')')]
+        f = st[st.rfind(')') + 2:].split()
+        t[pid] = (name, int(f[11]) + int(f[12]))
+    return t
+
+
+def top_threads(prev, now, n=4):
+    """The n threads that used most CPU between two thread_ticks()."""
+    d = [(now[p][1] - prev.get(p, (None, 0))[1], now[p][0]) for p in now]
+    d = sorted((x for x in d if x[0] > 0), reverse=True)[:n]
+    return ','.join('%s:%d' % (name.replace(' ', '_'), x) for x, name in d) or '-'
+
+
 def cmd_sample(a):
     mx = {}
     last = {}
     n = 0
+    ticks = thread_ticks()
     series = open(a.series, 'a') if a.series else None
     while True:
         last = snapshot(a.ifname)
@@ -487,6 +528,10 @@ def cmd_sample(a):
             row = link_numbers(a.lower, a.rdma)
             row.update((k, last[k]) for k in ('connections', 'cm_lines') if k in last)
             row.update(driver_numbers(a.ifname))
+            row.update(cpu_numbers())
+            now = thread_ticks()
+            row['top'] = top_threads(ticks, now)
+            ticks = now
             if a.peer_qpn:
                 row['peer_conns'] = peer_states(a.ifname, a.peer_qpn)
             series.write(' '.join('%s=%s' % kv for kv in row.items()) + '\n')

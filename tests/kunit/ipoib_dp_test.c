@@ -2,10 +2,12 @@
 /*
  * KUnit suite for the pure decisions of the datagram datapath: which
  * receive slot a completion belongs to and which slots a refill visits
- * (ipoib_ud.c), what transmit does with a packet for a path without an
- * address handle, dead paths included (ipoib_arp.c), and the bounds of the
- * path_timeout parameter, and how one NAPI poll shares its budget between
- * the datagram and the connected-mode receive queues (ipoib_chan.c).
+ * (ipoib_ud.c), which sends a send completion retires and that a
+ * completion of an earlier start is ignored on both rings (ipoib_tx.c),
+ * what transmit does with a packet for a path without an address handle,
+ * dead paths included (ipoib_arp.c), and the bounds of the path_timeout
+ * parameter, and how one NAPI poll shares its budget between the
+ * datagram and the connected-mode receive queues (ipoib_chan.c).
  */
 #include "../../ipoib.h"
 #include "ipoib_test.h"
@@ -21,6 +23,12 @@ static struct ipng_rx_ring *dp_ring(struct kunit *test)
 	KUNIT_ASSERT_NOT_NULL(test, rx->slots);
 	rx->size = RING;
 	return rx;
+}
+
+/* The entry a completion for slot @i of @rx names in its current start. */
+static struct ib_cqe *dp_cqe(struct ipng_rx_ring *rx, unsigned int i)
+{
+	return ipng_slot_cqe(&rx->slots[i], rx->gen);
 }
 
 /* What ipng_ud_refill() does once a buffer is posted into @slot. */
@@ -46,7 +54,7 @@ static void ipng_dp_test_partial_fill(struct kunit *test)
 		dp_post(rx, &rx->slots[i]);
 	for (round = 0; round < 3; round++) {
 		for (i = 0; i < 3; i++) {
-			s = ipng_rx_slot(rx, &rx->slots[i].cqe);
+			s = ipng_rx_slot(rx, dp_cqe(rx, i));
 			KUNIT_EXPECT_PTR_EQ(test, s, &rx->slots[i]);
 			KUNIT_EXPECT_FALSE(test, rx->slots[i].posted);
 			KUNIT_EXPECT_EQ(test, rx->posted, 2U);
@@ -67,7 +75,7 @@ static void ipng_dp_test_any_order(struct kunit *test)
 		dp_post(rx, &rx->slots[i]);
 	for (i = 0; i < RING; i++)
 		KUNIT_EXPECT_PTR_EQ(test,
-				    ipng_rx_slot(rx, &rx->slots[order[i]].cqe),
+				    ipng_rx_slot(rx, dp_cqe(rx, order[i])),
 				    &rx->slots[order[i]]);
 	KUNIT_EXPECT_EQ(test, rx->posted, 0U);
 }
@@ -79,13 +87,154 @@ static void ipng_dp_test_unknown_completion(struct kunit *test)
 	struct ipng_rx_ring *other = dp_ring(test);
 
 	dp_post(rx, &rx->slots[1]);
-	KUNIT_EXPECT_NULL(test, ipng_rx_slot(rx, &rx->slots[0].cqe));
-	KUNIT_EXPECT_NULL(test, ipng_rx_slot(rx, &other->slots[1].cqe));
+	KUNIT_EXPECT_NULL(test, ipng_rx_slot(rx, dp_cqe(rx, 0)));
+	KUNIT_EXPECT_NULL(test, ipng_rx_slot(rx, dp_cqe(other, 1)));
 	KUNIT_EXPECT_EQ(test, rx->posted, 1U);
-	KUNIT_EXPECT_NOT_NULL(test, ipng_rx_slot(rx, &rx->slots[1].cqe));
+	KUNIT_EXPECT_NOT_NULL(test, ipng_rx_slot(rx, dp_cqe(rx, 1)));
 	/* Twice: the second is a completion nobody posted. */
-	KUNIT_EXPECT_NULL(test, ipng_rx_slot(rx, &rx->slots[1].cqe));
+	KUNIT_EXPECT_NULL(test, ipng_rx_slot(rx, dp_cqe(rx, 1)));
 	KUNIT_EXPECT_EQ(test, rx->posted, 0U);
+}
+
+/*
+ * A receive completion the device delivers after the QP was reset and the
+ * ring started again names the entry of the earlier start: it must not
+ * pass off the fresh, never written buffer now posted in that slot.
+ */
+static void ipng_dp_test_rx_stale_start(struct kunit *test)
+{
+	struct ipng_rx_ring *rx = dp_ring(test);
+	struct ib_cqe *old0, *old1;
+
+	dp_post(rx, &rx->slots[0]);
+	dp_post(rx, &rx->slots[1]);
+	old0 = dp_cqe(rx, 0);
+	old1 = dp_cqe(rx, 1);
+	/* The restart: ipng_ud_drain() emptied the slots, ipng_ud_fill(). */
+	rx->slots[0].posted = false;
+	rx->slots[1].posted = false;
+	rx->posted = 0;
+	rx->gen++;
+	dp_post(rx, &rx->slots[0]);
+	dp_post(rx, &rx->slots[1]);
+	KUNIT_EXPECT_NULL(test, ipng_rx_slot(rx, old0));
+	KUNIT_EXPECT_NULL(test, ipng_rx_slot(rx, old1));
+	KUNIT_EXPECT_EQ(test, rx->posted, 2U);
+	KUNIT_EXPECT_PTR_EQ(test, ipng_rx_slot(rx, dp_cqe(rx, 1)),
+			    &rx->slots[1]);
+	/* Two starts on, the parity is that of the first again. */
+	rx->gen++;
+	KUNIT_EXPECT_PTR_EQ(test, dp_cqe(rx, 0), old0);
+}
+
+/* A channel whose send ring has RING slots, none in flight. */
+static struct ipng_chan *dp_tx_chan(struct kunit *test)
+{
+	struct ipng_chan *c = kunit_kzalloc(test, sizeof(*c), GFP_KERNEL);
+
+	KUNIT_ASSERT_NOT_NULL(test, c);
+	c->tx.slots = kunit_kcalloc(test, RING, sizeof(*c->tx.slots),
+				    GFP_KERNEL);
+	KUNIT_ASSERT_NOT_NULL(test, c->tx.slots);
+	c->tx.size = RING;
+	return c;
+}
+
+/* What ipng_tx_done() does with a completion: retire, move the tail. */
+static u32 dp_tx_complete(struct ipng_chan *c, struct ib_cqe *cqe)
+{
+	u32 n = ipng_tx_retire(&c->tx, cqe);
+
+	c->tx.tail += n;
+	return n;
+}
+
+/* In order, each completion retires its send once; a repeat retires none. */
+static void ipng_dp_test_tx_in_order(struct kunit *test)
+{
+	struct ipng_chan *c = dp_tx_chan(test);
+	struct ib_cqe *cqe[RING + 2];
+	int i;
+
+	for (i = 0; i < RING + 2; i++) {
+		/* Wraps: slot 0 and 1 are used twice. */
+		cqe[i] = ipng_tx_claim(c, &c->tx.slots[c->tx.head % RING]);
+		KUNIT_EXPECT_TRUE(test, c->tx.slots[i % RING].posted);
+		KUNIT_EXPECT_EQ(test, dp_tx_complete(c, cqe[i]), 1U);
+		KUNIT_EXPECT_FALSE(test, c->tx.slots[i % RING].posted);
+		KUNIT_EXPECT_EQ(test, dp_tx_complete(c, cqe[i]), 0U);
+	}
+	KUNIT_EXPECT_EQ(test, c->tx.tail, (u32)RING + 2);
+	KUNIT_EXPECT_EQ(test, c->tx.head, c->tx.tail);
+}
+
+/*
+ * The use-after-free of a stall reset under a flood: a send completion of
+ * the reset QP's earlier start arrived after the ring had started again
+ * from slot 0, and was taken for the completion at the tail, freeing a
+ * packet the device was still reading. It must retire nothing.
+ */
+static void ipng_dp_test_tx_stale_start(struct kunit *test)
+{
+	struct ipng_chan *c = dp_tx_chan(test);
+	struct ib_cqe *old[4], *cqe;
+	int i;
+
+	for (i = 0; i < 4; i++)
+		old[i] = ipng_tx_claim(c, &c->tx.slots[i]);
+	for (i = 0; i < 4; i++)
+		KUNIT_EXPECT_EQ(test, dp_tx_complete(c, old[i]), 1U);
+	/* The reset: ring back to slot 0; a send posted there again. */
+	ipng_tx_ring_reset(c);
+	cqe = ipng_tx_claim(c, &c->tx.slots[0]);
+	KUNIT_EXPECT_PTR_NE(test, cqe, old[0]);
+	for (i = 0; i < 4; i++)
+		KUNIT_EXPECT_EQ(test, dp_tx_complete(c, old[i]), 0U);
+	KUNIT_EXPECT_TRUE(test, c->tx.slots[0].posted);
+	KUNIT_EXPECT_EQ(test, c->tx.tail, 0U);
+	KUNIT_EXPECT_EQ(test, dp_tx_complete(c, cqe), 1U);
+}
+
+/*
+ * A completion for a later send than the tail's: the ones before it lost
+ * theirs and are retired with it; their own, should they come, are
+ * ignored.
+ */
+static void ipng_dp_test_tx_lost(struct kunit *test)
+{
+	struct ipng_chan *c = dp_tx_chan(test);
+	struct ib_cqe *cqe[3];
+	int i;
+
+	for (i = 0; i < 3; i++)
+		cqe[i] = ipng_tx_claim(c, &c->tx.slots[i]);
+	KUNIT_EXPECT_EQ(test, dp_tx_complete(c, cqe[2]), 3U);
+	for (i = 0; i < 3; i++) {
+		KUNIT_EXPECT_FALSE(test, c->tx.slots[i].posted);
+		KUNIT_EXPECT_EQ(test, dp_tx_complete(c, cqe[i]), 0U);
+	}
+	KUNIT_EXPECT_EQ(test, c->tx.tail, 3U);
+}
+
+/* Entries that name no send in flight of this ring. */
+static void ipng_dp_test_tx_foreign(struct kunit *test)
+{
+	struct ipng_chan *c = dp_tx_chan(test), *other = dp_tx_chan(test);
+	struct ib_cqe *cqe, *bad;
+
+	cqe = ipng_tx_claim(c, &c->tx.slots[0]);
+	/* Never posted, another ring's, not an entry at all. */
+	bad = ipng_slot_cqe(&c->tx.slots[5], c->tx.gen);
+	KUNIT_EXPECT_EQ(test, ipng_tx_retire(&c->tx, bad), 0U);
+	bad = ipng_slot_cqe(&other->tx.slots[0], c->tx.gen);
+	KUNIT_EXPECT_EQ(test, ipng_tx_retire(&c->tx, bad), 0U);
+	bad = (struct ib_cqe *)&c->tx.slots[0].len;
+	KUNIT_EXPECT_EQ(test, ipng_tx_retire(&c->tx, bad), 0U);
+	KUNIT_EXPECT_NULL(test, ipng_slot_of(c->tx.slots, RING, c->tx.gen,
+					     (struct ib_cqe *)&c->tx));
+	KUNIT_EXPECT_NULL(test, ipng_slot_of(NULL, 0, 0, cqe));
+	KUNIT_EXPECT_TRUE(test, c->tx.slots[0].posted);
+	KUNIT_EXPECT_EQ(test, dp_tx_complete(c, cqe), 1U);
 }
 
 /* The refill visits every empty slot once, then finds none. */
@@ -283,6 +432,11 @@ static struct kunit_case ipng_dp_cases[] = {
 	KUNIT_CASE(ipng_dp_test_partial_fill),
 	KUNIT_CASE(ipng_dp_test_any_order),
 	KUNIT_CASE(ipng_dp_test_unknown_completion),
+	KUNIT_CASE(ipng_dp_test_rx_stale_start),
+	KUNIT_CASE(ipng_dp_test_tx_in_order),
+	KUNIT_CASE(ipng_dp_test_tx_stale_start),
+	KUNIT_CASE(ipng_dp_test_tx_lost),
+	KUNIT_CASE(ipng_dp_test_tx_foreign),
 	KUNIT_CASE(ipng_dp_test_refill),
 	KUNIT_CASE(ipng_dp_test_refill_resumes),
 	KUNIT_CASE(ipng_dp_test_path_decide),
