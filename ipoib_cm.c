@@ -18,9 +18,10 @@
  *
  * Bounds: outgoing entries (up, being made, failed markers) and incoming
  * connections together never exceed max_connections + IPNG_CM_MARKERS_MAX;
- * at most IPNG_CM_SETUP_MAX are being made and IPNG_CM_PER_PEER share one
- * remote GID. Walks over them run under RCU, not under the BH lock.
+ * at most IPNG_CM_SETUP_MAX are being made and IPNG_CM_PER_PEER (failed
+ * markers included) share one remote GID. Walks over them run under RCU, not under the BH lock.
  */
+#include <kunit/visibility.h>
 #include <linux/jhash.h>
 #include <linux/lockdep.h>
 #include <linux/moduleparam.h>
@@ -150,6 +151,7 @@ enum ipng_cm_verdict ipng_cm_hold_take(struct ipng_cm *cm,
 	cm->own_rings += own_ring;
 	return IPNG_CM_ADMIT;
 }
+EXPORT_SYMBOL_IF_KUNIT(ipng_cm_hold_take);
 
 /**
  * ipng_cm_hold_setup_done() - a connection is no longer being made
@@ -166,12 +168,16 @@ void ipng_cm_hold_setup_done(struct ipng_cm *cm, struct ipng_cm_hold *hold)
 }
 
 /**
- * ipng_cm_hold_put() - give back everything ipng_cm_hold_take() took
+ * ipng_cm_hold_put_marker() - give back all but the peer's count
  * @cm: connected-mode state; &ipng_cm.lock held
- * @hold: what the connection holds; empty afterwards (a second call does
- *	nothing)
+ * @hold: what a connection that failed to be made holds; it keeps
+ *	counting against its peer's %IPNG_CM_PER_PEER while it stays as a
+ *	failed marker (until IPNG_CM_RETRY), so that a peer whose every
+ *	connection is refused (a flood of forged link addresses with that
+ *	GID) costs at most %IPNG_CM_PER_PEER connection attempts per
+ *	IPNG_CM_RETRY, not one per forged address
  */
-void ipng_cm_hold_put(struct ipng_cm *cm, struct ipng_cm_hold *hold)
+void ipng_cm_hold_put_marker(struct ipng_cm *cm, struct ipng_cm_hold *hold)
 {
 	lockdep_assert_held(&cm->lock);
 	ipng_cm_hold_setup_done(cm, hold);
@@ -183,6 +189,18 @@ void ipng_cm_hold_put(struct ipng_cm *cm, struct ipng_cm_hold *hold)
 		ipng_cm_budget_return(&cm->budget);
 		hold->slot = false;
 	}
+}
+EXPORT_SYMBOL_IF_KUNIT(ipng_cm_hold_put_marker);
+
+/**
+ * ipng_cm_hold_put() - give back everything ipng_cm_hold_take() took
+ * @cm: connected-mode state; &ipng_cm.lock held
+ * @hold: what the connection holds; empty afterwards (a second call does
+ *	nothing)
+ */
+void ipng_cm_hold_put(struct ipng_cm *cm, struct ipng_cm_hold *hold)
+{
+	ipng_cm_hold_put_marker(cm, hold);
 	if (hold->peer) {
 		if (!--hold->peer->count) {
 			hash_del(&hold->peer->node);
@@ -191,6 +209,7 @@ void ipng_cm_hold_put(struct ipng_cm *cm, struct ipng_cm_hold *hold)
 		hold->peer = NULL;
 	}
 }
+EXPORT_SYMBOL_IF_KUNIT(ipng_cm_hold_put);
 
 /**
  * ipng_cm_count_refusal() - count a connection a cap refused

@@ -352,18 +352,13 @@ static void ipng_cm_tx_unlink(struct ipng_cm_tx *tx)
 static bool ipng_cm_tx_keep_marker(struct ipng_cm_tx *tx)
 {
 	struct ipng_cm *cm = tx->cm;
-	bool keep = true;
 
-	spin_lock_bh(&cm->lock);
-	if (!tx->marker) {
-		keep = ipng_cm_marker_keep(cm->markers);
-		if (keep) {
-			cm->markers++;
-			tx->marker = true;
-		}
+	lockdep_assert_held(&cm->lock);
+	if (!tx->marker && ipng_cm_marker_keep(cm->markers)) {
+		cm->markers++;
+		tx->marker = true;
 	}
-	spin_unlock_bh(&cm->lock);
-	return keep;
+	return tx->marker;
 }
 
 /**
@@ -431,6 +426,7 @@ static void ipng_cm_tx_release_work(struct work_struct *work)
 	struct ipng_dev *ipd = cm->ipd;
 	struct ib_qp_attr attr = { .qp_state = IB_QPS_ERR };
 	struct sk_buff_head dropped;
+	bool closing, keep;
 
 	/* 1. No send completes after this. */
 	if (tx->qp) {
@@ -467,13 +463,18 @@ static void ipng_cm_tx_release_work(struct work_struct *work)
 	kvfree(tx->slots);
 	tx->slots = NULL;
 	spin_lock_bh(&cm->lock);
-	ipng_cm_hold_put(cm, &tx->hold);
+	closing = READ_ONCE(tx->state) == IPNG_CM_CLOSING;
+	keep = !closing && ipng_cm_tx_keep_marker(tx);
+	if (keep)
+		ipng_cm_hold_put_marker(cm, &tx->hold);
+	else
+		ipng_cm_hold_put(cm, &tx->hold);
 	spin_unlock_bh(&cm->lock);
 
 	/* 5. Forgotten, or kept as a marker within the cap. */
-	if (READ_ONCE(tx->state) == IPNG_CM_CLOSING)
+	if (closing)
 		ipng_cm_tx_unlink(tx);
-	else if (!ipng_cm_tx_keep_marker(tx))
+	else if (!keep)
 		ipng_cm_tx_event(tx, IPNG_CM_EV_CLOSE);	/* runs this again */
 }
 

@@ -72,7 +72,8 @@ struct ipng_cm_ring {
  * struct ipng_cm_peer - connections held with one remote GID
  * @node: in &ipng_cm.peers
  * @gid: the GID
- * @count: connections holding a slot with it (at most IPNG_CM_PER_PEER)
+ * @count: connections and failed markers holding a slot with it (at most
+ *	IPNG_CM_PER_PEER)
  */
 struct ipng_cm_peer {
 	struct hlist_node node;
@@ -271,6 +272,7 @@ struct ipng_cm_rx {
 enum ipng_cm_verdict ipng_cm_hold_take(struct ipng_cm *cm,
 				       const union ib_gid *gid, bool own_ring,
 				       struct ipng_cm_hold *hold);
+void ipng_cm_hold_put_marker(struct ipng_cm *cm, struct ipng_cm_hold *hold);
 void ipng_cm_hold_put(struct ipng_cm *cm, struct ipng_cm_hold *hold);
 void ipng_cm_hold_setup_done(struct ipng_cm *cm, struct ipng_cm_hold *hold);
 void ipng_cm_count_refusal(struct ipng_cm *cm, enum ipng_cm_verdict v,

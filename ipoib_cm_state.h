@@ -126,7 +126,9 @@ void ipng_cm_budget_return(struct ipng_cm_budget *b);
  *
  * IPNG_CM_PER_PEER: connections (both directions) with one remote port
  *	GID: one each way for up to four interfaces on that port, twice over
- *	for connections replaced while the old one still closes.
+ *	for connections replaced while the old one still closes. Failed
+ *	markers count too until they expire, so attempts to a GID that
+ *	refuses them all are IPNG_CM_PER_PEER per IPNG_CM_RETRY.
  * IPNG_CM_SETUP_MAX: connections being made (both directions) at once. A
  *	connection only gets past setup with a peer that answers, so this is
  *	all a flood of forged link addresses can hold.

@@ -26,8 +26,9 @@
  * @IPNG_STAT_TX_DROP_BAD_HEADER: packet without a valid IPoIB link header
  * @IPNG_STAT_TX_DROP_TOO_BIG: packet larger than the datagram MTU
  * @IPNG_STAT_TX_DROP_POST: the send queue refused the work request
- * @IPNG_STAT_TX_ERRORS: send completions with an error status, or with no
- *	send in flight (UD)
+ * @IPNG_STAT_TX_ERRORS: send completions with an error status, or (UD) that
+ *	name no send in flight, or the sends they retire whose own
+ *	completion never came
  * @IPNG_STAT_TX_DROP_RING_FULL: send ring (UD or RC) had no free slot
  * @IPNG_STAT_TX_DROP_CM_QUEUE: dropped while waiting for a connection
  *	(its queue was full, or it closed before coming up)
@@ -44,7 +45,8 @@
  *	flush completion outside our own resets, a failed repost)
  * @IPNG_STAT_RECOVERIES: channel resets done, whatever their cause
  * @IPNG_STAT_CM_PEER_CAP: connections refused (sent over UD instead)
- *	because the peer's GID holds IPNG_CM_PER_PEER connections already
+ *	because the peer's GID holds IPNG_CM_PER_PEER connections (or failed
+ *	markers) already
  * @IPNG_STAT_MAX: number of counters
  */
 enum ipng_stat {

@@ -41,6 +41,7 @@ ADDR is a 20-byte link address as 40 hex digits (no colons).
 import argparse
 import errno
 import fcntl
+import glob
 import ipaddress
 import os
 import random
@@ -377,6 +378,9 @@ def snapshot(ifname='ib0'):
     v['cm_counted'] = sum(1 for l in cm if l.split()[6] in COUNTED) if cm else 0
     v['cm_forged'] = sum(1 for l in cm if int(l.split()[2], 16) >= FORGED_QPN)
     v['neigh'] = len(lines('%s/%s/neigh' % (DBG, ifname)))
+    # REQs this host's CM sent (every port of every device; retries apart).
+    reqs = glob.glob('/sys/class/infiniband/*/ports/*/cm_tx_msgs/req')
+    v['cm_reqs_sent'] = sum(read_int(p) for p in reqs) if reqs else -1
     v['paths'] = len(lines('%s/%s/paths' % (DBG, ifname)))
     try:
         with open('/proc/net/ipoib/%s/stats' % ifname) as f:

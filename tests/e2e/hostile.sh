@@ -62,9 +62,12 @@ REQS=${IPNG_HOSTILE_REQS:-400}
 MAXCONN=${IPNG_HOSTILE_MAXCONN:-256}
 MODES=${IPNG_HOSTILE_MODES:-connected,datagram}
 MALFORMED=50
-# ipoib_neigh.c: IPNG_NEIGH_MAX; ipoib_cm_state.h: IPNG_CM_MARKERS_MAX.
+# ipoib_neigh.c: IPNG_NEIGH_MAX; ipoib_cm_state.h: IPNG_CM_MARKERS_MAX,
+# IPNG_CM_PER_PEER; ipoib_cm_priv.h: IPNG_CM_RETRY (s).
 NEIGH_MAX=8192
 MARKERS_MAX=256
+PER_PEER=16
+CM_RETRY=10
 # Kernel memory the attack may leave behind (and add at its peak): 64 MiB.
 # What a correct driver keeps for it is bounded by max_connections
 # connections ($MAXCONN RC QPs with their rings in rxe, a few hundred KiB
@@ -161,6 +164,7 @@ victim_prepare() {
 	ip neigh flush dev ib0
 	drop_caches
 	python3 "$HOSTILE" snap > "$NUMS-$mode.before" || return 1
+	echo "$SECONDS" > "$NUMS-$mode.t0"
 	ethstat rx_packets > "$NUMS-$mode.rx0"
 	hw_counters "$NUMS-$mode.hw0"
 	note "$mode before: $(tr '\n' ' ' < "$NUMS-$mode.before")"
@@ -183,6 +187,7 @@ victim_collect() {
 	pid=$(val "$NUMS-$mode.pid")
 	wait_for 60 gone "$pid" || { echo "sampler still running"; return 1; }
 	grep -q '^samples=' "$NUMS-$mode.sample" || { cat "$NUMS-$mode.sample"; return 1; }
+	echo "$SECONDS" > "$NUMS-$mode.t1"
 	drop_caches
 	python3 "$HOSTILE" snap > "$NUMS-$mode.after" || return 1
 	note "$mode during (max_ = largest sample): $(tr '\n' ' ' < "$NUMS-$mode.sample")"
@@ -242,6 +247,27 @@ t_table_bound() {
 		"connections up or being made ${SAMPLE[max_cm_counted]}), cap $MAXCONN + $MARKERS_MAX markers"
 	[ "${SAMPLE[max_cm_counted]}" -le "$MAXCONN" ] &&
 		[ "${SAMPLE[max_cm_lines]}" -le $((MAXCONN + MARKERS_MAX)) ]
+}
+
+# Connected mode: the forged addresses share the attacker's GID, whose
+# connections are all rejected; failed markers hold its per-GID slots
+# (PER_PEER) until they expire (CM_RETRY s), so the victim sends at most
+# PER_PEER REQs per CM_RETRY s over the round, not one per forged address
+# (2000 here: nearly that many before markers held the slots, and the
+# debug guest, making and destroying an RC QP for each, answered pings up
+# to 20 s late). Slack: the real peer's connections, made again.
+t_connect_attempts() {
+	local t0 t1 reqs bound
+	numbers "$1" || return 1
+	t0=$(val "$NUMS-$1.t0")
+	t1=$(val "$NUMS-$1.t1")
+	reqs=$((AFTER[cm_reqs_sent] - BEFORE[cm_reqs_sent]))
+	bound=$((PER_PEER * ((t1 - t0) / CM_RETRY + 1) + 8))
+	echo "CM REQs sent in $((t1 - t0)) s: $reqs (bound $bound: $PER_PEER per $CM_RETRY s + 8)"
+	note "$1 CM REQs sent in $((t1 - t0)) s: $reqs (bound $bound)"
+	[ "${BEFORE[cm_reqs_sent]}" -ge 0 ] || { echo "no cm_tx_msgs/req counter"; return 1; }
+	# The first forged addresses are tried (the cap is not reached yet).
+	[ "$reqs" -ge 1 ] && [ "$reqs" -le "$bound" ]
 }
 
 t_neigh_bound() {
@@ -398,6 +424,8 @@ round() {
 		check "${MODE}_victim_answered_forged_requests" t_replies_made "$MODE"
 		check "${MODE}_connections_within_max_connections" t_conn_bound "$MODE"
 		check "${MODE}_cm_table_within_max_connections" t_table_bound "$MODE"
+		[ "$MODE" = connected ] &&
+			check "${MODE}_connect_attempts_per_gid_bounded" t_connect_attempts "$MODE"
 		check "${MODE}_neigh_and_path_tables_bounded" t_neigh_bound "$MODE"
 		check "${MODE}_kernel_memory_growth_below_64MiB" t_memory "$MODE"
 	else

@@ -122,8 +122,8 @@ t_restore() {
 	ktap_check "ipoib_ng_loads" insmod "$ko"
 	ktap_check "ipoib_ng_test_loads" insmod "$test_ko"
 	n=$(copy_suites 'ipoib_ng_*')
-	# wire, params, mcast, sa, mode, cm, moder, datapath, compat
-	if [ "$n" -ge 9 ]; then
+	# wire, params, mcast, sa, mode, cm, cm_caps, moder, datapath, compat
+	if [ "$n" -ge 10 ]; then
 		ktap_ok "suites_reported"
 	else
 		ktap_fail "suites_reported" "only $n ipoib_ng suites in debugfs"

@@ -32,6 +32,7 @@ extern struct kunit_suite ipng_mcast_suite;
 extern struct kunit_suite ipng_sa_suite;
 extern struct kunit_suite ipng_mode_suite;
 extern struct kunit_suite ipng_cm_suite;
+extern struct kunit_suite ipng_cm_caps_suite;
 extern struct kunit_suite ipng_moder_suite;
 extern struct kunit_suite ipng_dp_suite;
 extern struct kunit_suite ipng_compat_suite;
