@@ -19,7 +19,8 @@
  * Bounds: outgoing entries (up, being made, failed markers) and incoming
  * connections together never exceed max_connections + IPNG_CM_MARKERS_MAX;
  * at most IPNG_CM_SETUP_MAX are being made and IPNG_CM_PER_PEER (failed
- * markers included) share one remote GID. Walks over them run under RCU, not under the BH lock.
+ * markers included) share one remote GID. Walks over them run under RCU,
+ * not under the BH lock.
  */
 #include <kunit/visibility.h>
 #include <linux/jhash.h>
