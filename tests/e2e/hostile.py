@@ -20,7 +20,9 @@ Attacker side (libibverbs through pyverbs, and ib_umad):
       the minimum), random (random bytes, receive size below the minimum),
       valid (a well-formed request that is never completed: half-open).
   Each prints "sent=<completed sends> failed=<errors> secs=<duration>" and
-  fails (exit 1) unless every send completed.
+  fails (exit 1) unless every send completed. Several commands joined by
+  "+" run in one process, each report between "step N: ARGS" and
+  "step N: rc=R" lines.
 
 Victim side:
   hostile.py sample --stop FILE --interval S
@@ -368,33 +370,63 @@ def lines(path):
         return []
 
 
-def snapshot(ifname='ib0'):
-    """The numbers the suite asserts on, one dict."""
+def proc_stats(ifname):
+    """The interface's /proc stats file as a dict of its integer values."""
     v = {}
-    cm = lines('%s/%s/cm' % (DBG, ifname))
-    v['cm_lines'] = len(cm)
-    v['cm_tx'] = sum(1 for l in cm if l.startswith('tx '))
-    v['cm_rx'] = sum(1 for l in cm if l.startswith('rx '))
-    v['cm_counted'] = sum(1 for l in cm if l.split()[6] in COUNTED) if cm else 0
-    v['cm_forged'] = sum(1 for l in cm if int(l.split()[2], 16) >= FORGED_QPN)
-    v['neigh'] = len(lines('%s/%s/neigh' % (DBG, ifname)))
-    # REQs this host's CM sent (every port of every device; retries apart).
-    reqs = glob.glob('/sys/class/infiniband/*/ports/*/cm_tx_msgs/req')
-    v['cm_reqs_sent'] = sum(read_int(p) for p in reqs) if reqs else -1
-    v['paths'] = len(lines('%s/%s/paths' % (DBG, ifname)))
     try:
         with open('/proc/net/ipoib/%s/stats' % ifname) as f:
             for l in f:
                 k, _, val = l.partition(':')
-                if k.strip() == 'connections':
-                    v['connections'] = int(val)
-    except (OSError, ValueError):
+                try:
+                    v[k.strip()] = int(val)
+                except ValueError:
+                    pass
+    except OSError:
         pass
-    with open('/proc/meminfo') as f:
-        for l in f:
+    return v
+
+
+def cm_numbers(ifname):
+    """The debugfs connection table: its size, by direction, the entries
+    counted against max_connections, the forged QPNs', and the real
+    peer's lines (for peer_states())."""
+    cm = lines('%s/%s/cm' % (DBG, ifname))
+    f = [l.split() for l in cm]
+    v = {'cm_lines': len(cm),
+         'cm_tx': sum(1 for x in f if x[0] == 'tx'),
+         'cm_rx': sum(1 for x in f if x[0] == 'rx'),
+         'cm_counted': sum(1 for x in f if len(x) > 6 and x[6] in COUNTED),
+         'cm_forged': sum(1 for x in f if int(x[2], 16) >= FORGED_QPN)}
+    return v, f
+
+
+def cheap_numbers(ifname, st):
+    """What every sample records: the counts the driver keeps (/proc stats
+    @st), the connection table and the kernel's memory."""
+    v, f = cm_numbers(ifname)
+    for k, name in (('neigh', 'neighbours'), ('paths', 'paths'),
+                    ('connections', 'connections')):
+        if name in st:
+            v[k] = st[name]
+    with open('/proc/meminfo') as m:
+        for l in m:
             k, _, val = l.partition(':')
             if k in ('Slab', 'Percpu', 'VmallocUsed', 'MemAvailable'):
                 v[k.lower() + '_kb'] = int(val.split()[0])
+    return v, f
+
+
+def full_numbers(ifname, st):
+    """The numbers the suite asserts on, one dict: cheap_numbers(), and the
+    tables counted from their debugfs dumps (not from the driver's own
+    counters), the CM's REQ counter and the kernel's ARP/ND caches; and
+    the split connection table lines."""
+    v, cm = cheap_numbers(ifname, st)
+    v['neigh'] = max(v.get('neigh', 0), len(lines('%s/%s/neigh' % (DBG, ifname))))
+    v['paths'] = max(v.get('paths', 0), len(lines('%s/%s/paths' % (DBG, ifname))))
+    # REQs this host's CM sent (every port of every device; retries apart).
+    reqs = glob.glob('/sys/class/infiniband/*/ports/*/cm_tx_msgs/req')
+    v['cm_reqs_sent'] = sum(read_int(p) for p in reqs) if reqs else -1
     for fam, path in (('arp', '/proc/net/stat/arp_cache'),
                       ('nd', '/proc/net/stat/ndisc_cache')):
         try:
@@ -409,7 +441,12 @@ def snapshot(ifname='ib0'):
                 v[fam + '_' + col] = sum(int(c[i], 16) for c in cpus)
         except (OSError, ValueError, IndexError):
             pass
-    return v
+    return v, cm
+
+
+def snapshot(ifname='ib0'):
+    """full_numbers() as one dict."""
+    return full_numbers(ifname, proc_stats(ifname))[0]
 
 
 def emit(d, prefix=''):
@@ -437,29 +474,17 @@ SERIES_STATS = ('send_queue_depth', 'send_queue_backlog', 'tx_cm_fallback',
                 'cm_peer_cap_reached', 'tx_timeouts', 'recoveries')
 
 
-def driver_numbers(ifname):
-    """SERIES_STATS from the interface's /proc stats file."""
-    v = {}
-    try:
-        with open('/proc/net/ipoib/%s/stats' % ifname) as f:
-            for l in f:
-                k, _, val = l.partition(':')
-                if k.strip() in SERIES_STATS:
-                    v[k.strip()] = int(val)
-    except (OSError, ValueError):
-        pass
-    return v
+def driver_numbers(st):
+    """SERIES_STATS from the interface's /proc stats (proc_stats())."""
+    return {k: st[k] for k in SERIES_STATS if k in st}
 
 
-def peer_states(ifname, qpn):
+def peer_states(cm, qpn):
     """State of the connections to or from UD QPN qpn (hex), as 'tx:live'
-    words joined by commas (the debugfs cm table), or '-' when there are
-    none."""
-    out = []
-    for l in lines('%s/%s/cm' % (DBG, ifname)):
-        f = l.split()
-        if len(f) > 6 and f[2] == '0x' + qpn:
-            out.append('%s:%s' % (f[0], f[6]))
+    words joined by commas, from the split lines @cm of the debugfs cm
+    table, or '-' when there are none."""
+    out = ['%s:%s' % (f[0], f[6]) for f in cm
+           if len(f) > 6 and f[2] == '0x' + qpn]
     return ','.join(out) or '-'
 
 
@@ -518,26 +543,38 @@ def top_threads(prev, now, n=4):
 
 
 def cmd_sample(a):
+    """Sample until the stop file exists. The sampler runs on the victim
+    beside the flood, where its own reads compete with what is measured
+    (a profile of the debug guest charged it a quarter of the CPU when
+    every sample read every table): each sample reads the /proc stats,
+    the connection table, meminfo and a few counters; every --full-every
+    samples also the neighbour and path dumps and the thread list."""
     mx = {}
     last = {}
     n = 0
     ticks = thread_ticks()
     series = open(a.series, 'a') if a.series else None
     while True:
-        last = snapshot(a.ifname)
+        st = proc_stats(a.ifname)
+        full = n % a.full_every == 0 or os.path.exists(a.stop)
+        if full:
+            last, cm = full_numbers(a.ifname, st)
+        else:
+            last, cm = cheap_numbers(a.ifname, st)
         n += 1
         for k, x in last.items():
             mx[k] = max(mx.get(k, x), x)
         if series:
             row = link_numbers(a.lower, a.rdma)
             row.update((k, last[k]) for k in ('connections', 'cm_lines') if k in last)
-            row.update(driver_numbers(a.ifname))
+            row.update(driver_numbers(st))
             row.update(cpu_numbers())
-            now = thread_ticks()
-            row['top'] = top_threads(ticks, now)
-            ticks = now
+            if full:
+                now = thread_ticks()
+                row['top'] = top_threads(ticks, now)
+                ticks = now
             if a.peer_qpn:
-                row['peer_conns'] = peer_states(a.ifname, a.peer_qpn)
+                row['peer_conns'] = peer_states(cm, a.peer_qpn)
             series.write(' '.join('%s=%s' % kv for kv in row.items()) + '\n')
             series.flush()
         if os.path.exists(a.stop):
@@ -575,6 +612,8 @@ def main():
     s = sub.add_parser('sample')
     s.add_argument('--stop', required=True)
     s.add_argument('--interval', type=float, default=0.5)
+    s.add_argument('--full-every', type=int, default=5,
+                   help='every how many samples to read the whole state')
     s.add_argument('--ifname', default='ib0')
     s.add_argument('--series', help='append a line per sample to this file: '
                    'the lower link and RDMA port counters (link_numbers()), '
@@ -585,9 +624,28 @@ def main():
     s.add_argument('--rdma', default='rxe0')
     s = sub.add_parser('snap')
     s.add_argument('--ifname', default='ib0')
-    a = p.parse_args()
-    return {'arp': cmd_arp, 'ns': cmd_ns, 'req': cmd_req, 'sample': cmd_sample,
-            'snap': cmd_snap}[a.cmd](a)
+    cmds = {'arp': cmd_arp, 'ns': cmd_ns, 'req': cmd_req, 'sample': cmd_sample,
+            'snap': cmd_snap}
+    # Commands joined by "+" run one after the other in this process (a
+    # python3 start with pyverbs costs 10-30 s in the debug guest); each
+    # one's report is prefixed with "step N:", the exit status is the
+    # first failure's.
+    groups = [[]]
+    for w in sys.argv[1:]:
+        if w == '+':
+            groups.append([])
+        else:
+            groups[-1].append(w)
+    rc = 0
+    for i, g in enumerate(groups):
+        a = p.parse_args(g)
+        if len(groups) > 1:
+            print('step %d: %s' % (i + 1, ' '.join(g)), flush=True)
+        r = cmds[a.cmd](a)
+        if len(groups) > 1:
+            print('step %d: rc=%d' % (i + 1, r), flush=True)
+        rc = rc or r
+    return rc
 
 
 if __name__ == '__main__':

@@ -37,7 +37,8 @@
 # vm1 failed: 3.7% lost, make check on 2026-12-02, locally and in CI),
 # IPNG_HOSTILE_REQS (half-open REQs, default 400), IPNG_HOSTILE_MAXCONN
 # (default 256), IPNG_HOSTILE_MODES (the rounds, default
-# "connected,datagram"; one of them alone to look into it).
+# "connected,datagram"; one of them alone to look into it),
+# IPNG_HOSTILE_PERF=1 (a perf profile of the victim during the flood).
 set -u
 # shellcheck source=tests/vm/guest-lib.sh disable=SC1091
 . "$IPNG_REPO/tests/vm/guest-lib.sh"
@@ -176,16 +177,55 @@ victim_prepare() {
 	python3 "$HOSTILE" sample --stop $STOP --interval 1 --peer-qpn "$PEER_QPN" \
 		--series "$IPNG_OUT/hostile-$mode-series.txt" > "$NUMS-$mode.sample" 2>&1 &
 	echo $! > "$NUMS-$mode.pid"
+	perf_start "$mode"
+}
+
+# IPNG_HOSTILE_PERF=1: a system-wide CPU profile of the victim during the
+# flood (perf's software clock, call graphs), reported by symbol and by
+# thread to hostile-<mode>-perf.txt. Off by default: it costs CPU.
+perf_start() {
+	[ "${IPNG_HOSTILE_PERF:-0}" = 1 ] || return 0
+	perf record -q -a -g -F 49 -e cpu-clock -o "/tmp/hostile-$1.perf" \
+		> /tmp/hostile-perf.log 2>&1 &
+	echo $! > "$NUMS-$1.perfpid"
+}
+
+perf_stop() {
+	local f=$IPNG_OUT/hostile-$1-perf.txt pid
+	[ -r "$NUMS-$1.perfpid" ] || return 0
+	pid=$(val "$NUMS-$1.perfpid")
+	kill -INT "$pid"
+	wait_for 60 gone "$pid" || { echo "perf record still running"; return 1; }
+	{
+		perf report -q -i "/tmp/hostile-$1.perf" --stdio --no-children \
+			--sort comm --percent-limit 1 -g none
+		echo
+		perf report -q -i "/tmp/hostile-$1.perf" --stdio --no-children \
+			--sort sym --percent-limit 0.5 -g none
+		echo
+		perf report -q -i "/tmp/hostile-$1.perf" --stdio --children \
+			--sort sym --percent-limit 3 -g none
+		echo
+		perf report -q -i "/tmp/hostile-$1.perf" --stdio --no-children \
+			--sort comm,sym --percent-limit 0.3 -g none
+		echo
+		perf report -q -i "/tmp/hostile-$1.perf" --stdio --children \
+			--sort comm,sym --percent-limit 2 -g none
+	} > "$f" 2>&1
+	rm -f "/tmp/hostile-$1.perf"
 }
 
 victim_collect() {
 	local mode=$1 pid
-	vm_fetch "$PEER" "hostile-$mode-done" 900 > /dev/null || return 1
+	# Polled once a second: 5 stats a second over 9p cost the victim ~8%
+	# of its CPU in a profile of the flood.
+	IPNG_POLL=1 vm_fetch "$PEER" "hostile-$mode-done" 900 > /dev/null || return 1
 	# Let the attempts the flood started end (REJs, REP timeouts).
 	sleep 10
 	: > $STOP
 	pid=$(val "$NUMS-$mode.pid")
 	wait_for 60 gone "$pid" || { echo "sampler still running"; return 1; }
+	perf_stop "$mode"
 	grep -q '^samples=' "$NUMS-$mode.sample" || { cat "$NUMS-$mode.sample"; return 1; }
 	echo "$SECONDS" > "$NUMS-$mode.t1"
 	drop_caches
@@ -316,7 +356,7 @@ foreign_rx() {
 # ones): no incoming connection but the real peer's.
 t_malformed_refused() {
 	local n rc=0
-	vm_fetch "$PEER" "hostile-$MODE-malformed" 900 > /dev/null || rc=1
+	IPNG_POLL=1 vm_fetch "$PEER" "hostile-$MODE-malformed" 900 > /dev/null || rc=1
 	sleep 2
 	n=$(foreign_rx)
 	vm_publish "hostile-$MODE-malformed-checked" 1
@@ -360,6 +400,38 @@ inject() {
 	printf '%s\n' "$out"
 	note "$MODE $what $*: $out"
 	return $rc
+}
+
+# The ARP and NS floods and the REQs with malformed private data, in one
+# python3 process (each start with pyverbs costs 10-30 s in the debug
+# guest): the steps' reports go to $FLOOD_OUT, step_ok checks each.
+FLOOD_OUT=/tmp/hostile-flood.out
+flood() {
+	local rc=0 k c=(--victim "$VICTIM" --own "$OWN") steps=()
+	steps=(arp "${c[@]}" --victim-ip "$PEERIP" --base-ip "$FORGED_IP"
+	       --count "$COUNT" --pps "$PPS"
+	       + ns "${c[@]}" --victim-ip6 "$PEERIP6" --base-ip6 "$FORGED_IP6"
+	       --count "$COUNT" --pps "$NS_PPS")
+	for k in zero short-buf random; do
+		steps+=(+ req "${c[@]}" --pdata "$k" --count "$MALFORMED" --pps 50
+			--seed $((RANDOM + 1)))
+	done
+	timeout 900 python3 "$HOSTILE" "${steps[@]}" > $FLOOD_OUT 2>&1 || rc=$?
+	echo "floods and malformed REQs: exit $rc"
+}
+
+# step_ok N: print step N's report (from the flood), true if it passed.
+step_ok() {
+	local l out='' in=0
+	while IFS= read -r l; do
+		[[ $l == "step $1: "* ]] && in=1
+		[ $in = 1 ] || continue
+		out+="$l"$'\n'
+		[[ $l == "step $1: rc="* ]] && break
+	done < $FLOOD_OUT
+	printf '%s' "$out"
+	note "$MODE ${out//$'\n'/ }"
+	[[ $out == *"step $1: rc=0"$'\n' ]]
 }
 
 # Every reply with its time stamp (-D) and every request not answered
@@ -431,14 +503,13 @@ round() {
 	else
 		vm_barrier "hostile-$MODE-go" 300
 		ping_start
-		check "${MODE}_arp_flood_${COUNT}_forged_senders" inject arp \
-			--victim-ip "$PEERIP" --base-ip $FORGED_IP --count "$COUNT" --pps "$PPS"
-		check "${MODE}_ns_flood_${COUNT}_forged_senders" inject ns \
-			--victim-ip6 "$PEERIP6" --base-ip6 $FORGED_IP6 --count "$COUNT" --pps "$NS_PPS"
-		local k
+		flood
+		check "${MODE}_arp_flood_${COUNT}_forged_senders" step_ok 1
+		check "${MODE}_ns_flood_${COUNT}_forged_senders" step_ok 2
+		local k i=3
 		for k in zero short-buf random; do
-			check "${MODE}_cm_req_private_data_${k}" inject req --pdata $k \
-				--count $MALFORMED --pps 50 --seed $((RANDOM + 1))
+			check "${MODE}_cm_req_private_data_${k}" step_ok $i
+			i=$((i + 1))
 		done
 		vm_publish "hostile-$MODE-malformed" 1
 		vm_fetch 1 "hostile-$MODE-malformed-checked" 900 > /dev/null
