@@ -605,7 +605,10 @@ void ipng_chans_error(struct ipng_dev *ipd, struct ipng_chan *c,
 int ipng_chans_mtu_changed(struct ipng_dev *ipd);
 void ipng_dev_cq_event(struct ib_cq *cq, void *context);
 void ipng_chan_rx(struct ipng_chan *c, struct sk_buff *skb, int target);
-int ipng_poll_cq(struct ipng_chan *c, struct ib_cq *cq, int budget);
+void ipng_ud_send_done(struct ib_cq *cq, struct ib_wc *wc);
+void ipng_ud_recv_done(struct ib_cq *cq, struct ib_wc *wc);
+int ipng_poll_cq(struct ipng_chan *c, struct ib_cq *cq, int budget,
+		 void (*done)(struct ib_cq *cq, struct ib_wc *wc));
 typedef int (*ipng_rx_poll_fn)(void *ctx, void *queue, int budget);
 int ipng_rx_poll_shared(int budget, ipng_rx_poll_fn poll, void *ctx,
 			void *ud, void *cm);

@@ -192,24 +192,40 @@ static int ipng_chan_backlog(struct ipng_chan *c, int budget)
  * @c: channel whose NAPI context runs
  * @cq: the CQ
  * @budget: completions to take at most
+ * @done: the handler of every completion of @cq, or NULL to call each
+ *	completion's own wr_cqe->done
+ *
+ * A channel's own CQs hold only its UD ring's completions, and those go
+ * to their ring's handler (@done), which finds the slot from wr_cqe by
+ * address alone and ignores (and counts) any it does not name: rxe 6.1
+ * can deliver, after a QP reset, a completion of a work request from
+ * before it, read from the send queue it is zeroing (wr_cqe NULL: a
+ * KASAN null-ptr-deref here under make soak) or naming a ring that a
+ * ring change has freed since. The connected-mode CQs hold several kinds
+ * of work requests and are dispatched through wr_cqe.
  *
  * Return: completions handled.
  */
-int ipng_poll_cq(struct ipng_chan *c, struct ib_cq *cq, int budget)
+int ipng_poll_cq(struct ipng_chan *c, struct ib_cq *cq, int budget,
+		 void (*done)(struct ib_cq *cq, struct ib_wc *wc))
 {
 	struct ib_wc *wcs = c->wcs;
-	int done = 0, n, i;
+	int n_done = 0, n, i;
 
-	while (done < budget) {
-		n = ib_poll_cq(cq, min_t(int, IPNG_WC_BATCH, budget - done),
+	while (n_done < budget) {
+		n = ib_poll_cq(cq, min_t(int, IPNG_WC_BATCH, budget - n_done),
 			       wcs);
 		if (n <= 0)
 			break;
-		for (i = 0; i < n; i++)
-			wcs[i].wr_cqe->done(cq, &wcs[i]);
-		done += n;
+		for (i = 0; i < n; i++) {
+			if (done)
+				done(cq, &wcs[i]);
+			else
+				wcs[i].wr_cqe->done(cq, &wcs[i]);
+		}
+		n_done += n;
 	}
-	return done;
+	return n_done;
 }
 
 /* Re-arm @cq (if any); true if completions arrived meanwhile. */
@@ -281,7 +297,12 @@ EXPORT_SYMBOL_IF_KUNIT(ipng_rx_poll_shared);
 
 static int ipng_chan_poll_one(void *ctx, void *cq, int budget)
 {
-	return cq ? ipng_poll_cq(ctx, cq, budget) : 0;
+	struct ipng_chan *c = ctx;
+
+	if (!cq)
+		return 0;
+	return ipng_poll_cq(c, cq, budget,
+			    cq == c->recv_cq ? ipng_ud_recv_done : NULL);
 }
 
 /* Receives of one poll: the CQs (channel 0 has connected mode's too), then
@@ -306,9 +327,9 @@ static int ipng_chan_poll(struct napi_struct *napi, int budget)
 
 	/* Send completions are cheap and free ring slots: take them all. */
 	if (likely(!test_bit(IPNG_F_TX_STALL, &ipd->flags))) {
-		tx = ipng_poll_cq(c, c->send_cq, INT_MAX);
+		tx = ipng_poll_cq(c, c->send_cq, INT_MAX, ipng_ud_send_done);
 		if (!c->index && ipd->cm_send_cq)
-			tx += ipng_poll_cq(c, ipd->cm_send_cq, INT_MAX);
+			tx += ipng_poll_cq(c, ipd->cm_send_cq, INT_MAX, NULL);
 	}
 	rx = ipng_chan_poll_rx(c, budget);
 	if (c->steered)
@@ -669,7 +690,7 @@ static bool ipng_chans_sends_done(struct ipng_dev *ipd)
  * that still comes after the reset (rxe 6.1 completes a UD QP's sends on
  * two CPUs at once as it goes to ERROR, and once delivered one more than
  * was posted: KASAN, use-after-free in rxe_mr_copy() from rxe_requester()
- * of a packet ipng_tx_done() had freed for it, after a stall reset under
+ * of a packet ipng_ud_send_done() had freed for it, after a stall reset under
  * a flood) names the earlier start's entry of its slot and is ignored
  * (ipng_tx_retire()). After a grace period no receive that took a
  * datagram before ERROR is still running. Only then RESET, which on rxe

@@ -329,7 +329,7 @@ EXPORT_SYMBOL_IF_KUNIT(ipng_slot_of);
  * slot: rxe (6.1) flushes, from its completer, the work request that its
  * requester may still be copying from on another CPU (KASAN: use-after-
  * free in rxe_mr_copy() from rxe_requester(), the packet freed by
- * ipng_tx_done() while a reset waited for the flushes; make soak). Such a
+ * ipng_ud_send_done() while a reset waited for the flushes; make soak). Such a
  * packet is freed once the QP is in RESET (ipng_ud_drain()), where rxe's
  * tasks are stopped, or here when its slot comes round again.
  *
@@ -349,8 +349,6 @@ struct ipng_slot *ipng_tx_slot(struct ipng_chan *c)
 	return slot;
 }
 
-static void ipng_tx_done(struct ib_cq *cq, struct ib_wc *wc);
-
 /**
  * ipng_tx_claim() - account a UD send about to be posted
  * @c: channel; transmit context, its queue's lock held
@@ -366,7 +364,7 @@ struct ib_cqe *ipng_tx_claim(struct ipng_chan *c, struct ipng_slot *slot)
 	struct ipng_tx_ring *tx = &c->tx;
 	struct ib_cqe *cqe = ipng_slot_cqe(slot, tx->gen);
 
-	cqe->done = ipng_tx_done;
+	cqe->done = ipng_ud_send_done;
 	slot->posted = true;
 	/* The slot is filled before the completion side can see it used. */
 	smp_store_release(&tx->head, tx->head + 1);
@@ -421,11 +419,15 @@ u32 ipng_tx_retire(struct ipng_tx_ring *tx, struct ib_cqe *cqe)
 }
 EXPORT_SYMBOL_IF_KUNIT(ipng_tx_retire);
 
-/*
- * Completion of a UD send. A flush outside our own reset, or any other
- * error, means the QP left RTS: the channels are recovered.
+/**
+ * ipng_ud_send_done() - completion of a UD send
+ * @cq: the channel's send CQ
+ * @wc: the completion; its wr_cqe is only compared, never followed
+ *
+ * A flush outside our own reset, or any other error, means the QP left
+ * RTS: the channels are recovered. NAPI context.
  */
-static void ipng_tx_done(struct ib_cq *cq, struct ib_wc *wc)
+void ipng_ud_send_done(struct ib_cq *cq, struct ib_wc *wc)
 {
 	struct ipng_chan *c = cq->cq_context;
 	struct ipng_dev *ipd = c->ipd;

@@ -118,8 +118,6 @@ drop:
 
 /* ---- receive ---- */
 
-static void ipng_rx_done(struct ib_cq *cq, struct ib_wc *wc);
-
 static int ipng_post_recv(struct ipng_chan *c, struct ipng_slot *slot)
 {
 	struct ib_sge sge = {
@@ -134,7 +132,7 @@ static int ipng_post_recv(struct ipng_chan *c, struct ipng_slot *slot)
 	};
 	int err;
 
-	wr.wr_cqe->done = ipng_rx_done;
+	wr.wr_cqe->done = ipng_ud_recv_done;
 	err = ib_post_recv(c->qp, &wr, NULL);
 	if (err)
 		return err;
@@ -313,7 +311,14 @@ drop:
 	dev_kfree_skb_any(skb);
 }
 
-static void ipng_rx_done(struct ib_cq *cq, struct ib_wc *wc)
+/**
+ * ipng_ud_recv_done() - completion of a UD receive
+ * @cq: channel 0's receive CQ
+ * @wc: the completion; its wr_cqe is only compared, never followed
+ *
+ * NAPI context.
+ */
+void ipng_ud_recv_done(struct ib_cq *cq, struct ib_wc *wc)
 {
 	struct ipng_chan *c = cq->cq_context;
 	struct ipng_dev *ipd = c->ipd;

@@ -5,7 +5,8 @@
  * real verbs: the interface's address and UD QP, an address handle for
  * its own GID, a datagram sent to itself and received through NAPI, the
  * link header and GRH handling of received frames, broadcast and
- * multicast membership and the drop paths of transmit and receive.
+ * multicast membership, the drop paths of transmit and receive, and send
+ * completions that name no send of the ring.
  *
  * Frames from another sender come from a second UD QP that this suite
  * creates on the same port (the "injector"); it can send what the
@@ -1062,6 +1063,73 @@ static void live_test_xmit_limits(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, live_hits(), 0);
 }
 
+static bool live_foreign_called;
+
+static void live_foreign_done(struct ib_cq *cq, struct ib_wc *wc)
+{
+	WRITE_ONCE(live_foreign_called, true);
+}
+
+/* A zero-byte UD send on channel 0's QP to the injector, naming @cqe. */
+static int live_post_foreign(struct ib_ah *ah, struct ib_cqe *cqe)
+{
+	struct ib_ud_wr wr = {
+		.wr = {
+			.wr_cqe		= cqe,
+			.opcode		= IB_WR_SEND,
+			.send_flags	= IB_SEND_SIGNALED,
+		},
+		.ah		= ah,
+		.remote_qpn	= live.qp->qp_num,
+		.remote_qkey	= LIVE_INJECT_QKEY,
+	};
+	struct ib_qp *qp;
+
+	rtnl_lock();
+	qp = ipng_chan(live.ipd, 0)->qp;
+	rtnl_unlock();
+	return ib_post_send(qp, &wr.wr, NULL);
+}
+
+/*
+ * Completions on a channel's send CQ that name no send of its ring: one
+ * with no wr_cqe at all (what rxe 6.1 delivered after a QP reset, read
+ * from the send queue it was zeroing: a NULL dereference in the poll
+ * loop, make soak) and one naming an entry that is not a slot (a ring
+ * freed by a ring change). Both are counted and ignored; neither is
+ * followed.
+ */
+static void live_test_foreign_completions(struct kunit *test)
+{
+	struct ipng_dev *ipd = live.ipd;
+	struct rdma_ah_attr attr;
+	struct ib_cqe *foreign;
+	struct ipng_ah *ah;
+	u64 err0 = live_stat(IPNG_STAT_TX_ERRORS);
+
+	KUNIT_ASSERT_EQ(test, ipd->fabric->resolve_path(ipd, &live.gid, &attr),
+			0);
+	ah = ipng_ah_create(ipd, &attr);
+	KUNIT_ASSERT_NOT_ERR_OR_NULL(test, ah);
+	live.ipng_ah = ah;
+	foreign = kunit_kzalloc(test, sizeof(*foreign), GFP_KERNEL);
+	KUNIT_ASSERT_NOT_ERR_OR_NULL(test, foreign);
+	foreign->done = live_foreign_done;
+	WRITE_ONCE(live_foreign_called, false);
+
+	KUNIT_ASSERT_EQ(test, live_post_foreign(ah->ah, NULL), 0);
+	KUNIT_ASSERT_EQ(test, live_post_foreign(ah->ah, foreign), 0);
+	KUNIT_EXPECT_GE(test, live_wait_stat(IPNG_STAT_TX_ERRORS, err0 + 2,
+					     LIVE_WAIT_MS), err0 + 2);
+	KUNIT_EXPECT_FALSE_MSG(test, READ_ONCE(live_foreign_called),
+			       "a completion's own done was called");
+	/* The ring still works: a datagram to ourselves goes and comes. */
+	live_test_loopback(test);
+
+	ipng_ah_put(ah);
+	live.ipng_ah = NULL;
+}
+
 static struct kunit_case live_cases[] = {
 	KUNIT_CASE(live_test_address),
 	KUNIT_CASE(live_test_ah_own_gid),
@@ -1073,6 +1141,7 @@ static struct kunit_case live_cases[] = {
 	KUNIT_CASE(live_test_short_dropped),
 	KUNIT_CASE(live_test_extra_group),
 	KUNIT_CASE(live_test_xmit_limits),
+	KUNIT_CASE(live_test_foreign_completions),
 	{}
 };
 
