@@ -364,7 +364,6 @@ struct ib_cqe *ipng_tx_claim(struct ipng_chan *c, struct ipng_slot *slot)
 	struct ipng_tx_ring *tx = &c->tx;
 	struct ib_cqe *cqe = ipng_slot_cqe(slot, tx->gen);
 
-	cqe->done = ipng_ud_send_done;
 	slot->posted = true;
 	/* The slot is filled before the completion side can see it used. */
 	smp_store_release(&tx->head, tx->head + 1);

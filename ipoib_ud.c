@@ -132,7 +132,6 @@ static int ipng_post_recv(struct ipng_chan *c, struct ipng_slot *slot)
 	};
 	int err;
 
-	wr.wr_cqe->done = ipng_ud_recv_done;
 	err = ib_post_recv(c->qp, &wr, NULL);
 	if (err)
 		return err;

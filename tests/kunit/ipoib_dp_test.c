@@ -140,7 +140,7 @@ static struct ipng_chan *dp_tx_chan(struct kunit *test)
 	return c;
 }
 
-/* What ipng_tx_done() does with a completion: retire, move the tail. */
+/* What ipng_ud_send_done() does with a completion: retire, move the tail. */
 static u32 dp_tx_complete(struct ipng_chan *c, struct ib_cqe *cqe)
 {
 	u32 n = ipng_tx_retire(&c->tx, cqe);
