@@ -556,7 +556,8 @@ def cmd_sample(a):
     series = open(a.series, 'a') if a.series else None
     while True:
         st = proc_stats(a.ifname)
-        full = n % a.full_every == 0 or os.path.exists(a.stop)
+        stop = os.path.exists(a.stop)
+        full = n % a.full_every == 0 or stop
         if full:
             last, cm = full_numbers(a.ifname, st)
         else:
@@ -577,7 +578,7 @@ def cmd_sample(a):
                 row['peer_conns'] = peer_states(cm, a.peer_qpn)
             series.write(' '.join('%s=%s' % kv for kv in row.items()) + '\n')
             series.flush()
-        if os.path.exists(a.stop):
+        if stop:
             break
         time.sleep(a.interval)
     if series:
