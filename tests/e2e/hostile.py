@@ -362,27 +362,57 @@ DBG = '/sys/kernel/debug/ipoib_ng'
 COUNTED = ('idle', 'req_sent', 'rep_sent', 'live')
 
 
-def lines(path):
+# Files the sampler reads again and again stay open: in the debug guest an
+# open() costs more than the read (a profile of the flood charged opening
+# files a quarter of the sampler's time: a struct file and a seq_file
+# buffer, each allocation with its KASAN stack trace).
+_open_files = {}
+
+
+def read_text(path):
+    """The contents of a /proc, sysfs or debugfs file, read from offset 0
+    of a descriptor kept open between calls ('' if it cannot be read; the
+    descriptor is then closed, so that a file that comes back is opened
+    again)."""
+    fd = _open_files.get(path)
     try:
-        with open(path) as f:
-            return [l for l in f.read().splitlines() if l and not l.startswith('#')]
+        if fd is None:
+            fd = os.open(path, os.O_RDONLY)
+            _open_files[path] = fd
+        out, off = [], 0
+        while True:
+            b = os.pread(fd, 65536, off)
+            if not b:
+                break
+            out.append(b)
+            off += len(b)
+        return b''.join(out).decode(errors='replace')
     except OSError:
-        return []
+        if fd is not None:
+            os.close(fd)
+            _open_files.pop(path, None)
+        return ''
+
+
+def forget_files(keep):
+    """Close the kept descriptors of files not in @keep (gone threads)."""
+    for path in [p for p in _open_files if p not in keep]:
+        os.close(_open_files.pop(path))
+
+
+def lines(path):
+    return [l for l in read_text(path).splitlines() if l and not l.startswith('#')]
 
 
 def proc_stats(ifname):
     """The interface's /proc stats file as a dict of its integer values."""
     v = {}
-    try:
-        with open('/proc/net/ipoib/%s/stats' % ifname) as f:
-            for l in f:
-                k, _, val = l.partition(':')
-                try:
-                    v[k.strip()] = int(val)
-                except ValueError:
-                    pass
-    except OSError:
-        pass
+    for l in read_text('/proc/net/ipoib/%s/stats' % ifname).splitlines():
+        k, _, val = l.partition(':')
+        try:
+            v[k.strip()] = int(val)
+        except ValueError:
+            pass
     return v
 
 
@@ -408,11 +438,10 @@ def cheap_numbers(ifname, st):
                     ('connections', 'connections')):
         if name in st:
             v[k] = st[name]
-    with open('/proc/meminfo') as m:
-        for l in m:
-            k, _, val = l.partition(':')
-            if k in ('Slab', 'Percpu', 'VmallocUsed', 'MemAvailable'):
-                v[k.lower() + '_kb'] = int(val.split()[0])
+    for l in read_text('/proc/meminfo').splitlines():
+        k, _, val = l.partition(':')
+        if k in ('Slab', 'Percpu', 'VmallocUsed', 'MemAvailable'):
+            v[k.lower() + '_kb'] = int(val.split()[0])
     return v, f
 
 
@@ -430,8 +459,7 @@ def full_numbers(ifname, st):
     for fam, path in (('arp', '/proc/net/stat/arp_cache'),
                       ('nd', '/proc/net/stat/ndisc_cache')):
         try:
-            with open(path) as f:
-                rows = f.read().split('\n')
+            rows = read_text(path).split('\n')
             hdr = rows[0].split()
             cpus = [r.split() for r in rows[1:] if r.strip()]
             # Every CPU's row repeats "entries"; the other columns add up.
@@ -461,9 +489,8 @@ def cmd_snap(a):
 
 def read_int(path):
     try:
-        with open(path) as f:
-            return int(f.read().split()[0])
-    except (OSError, ValueError, IndexError):
+        return int(read_text(path).split()[0])
+    except (ValueError, IndexError):
         return -1
 
 
@@ -508,8 +535,7 @@ def cpu_numbers():
     of a victim that falls behind goes."""
     v = {}
     try:
-        with open('/proc/stat') as f:
-            f = f.readline().split()
+        f = read_text('/proc/stat').split('\n', 1)[0].split()
         for k, x in zip(('user', 'nice', 'sys', 'idle', 'iowait', 'irq',
                          'softirq'), f[1:8]):
             v['cpu_' + k] = int(x)
@@ -521,17 +547,20 @@ def cpu_numbers():
 def thread_ticks():
     """CPU ticks (user + system) of every thread, by pid and name."""
     t = {}
+    keep = set(p for p in _open_files if not p.startswith('/proc/') or
+               not p.split('/')[2].isdigit())
     for pid in os.listdir('/proc'):
         if not pid.isdigit():
             continue
-        try:
-            with open('/proc/%s/stat' % pid) as f:
-                st = f.read()
-        except OSError:
+        path = '/proc/%s/stat' % pid
+        st = read_text(path)
+        if not st:
             continue
+        keep.add(path)
         name = st[st.find('(') + 1:st.rfind(')')]
         f = st[st.rfind(')') + 2:].split()
         t[pid] = (name, int(f[11]) + int(f[12]))
+    forget_files(keep)
     return t
 
 
