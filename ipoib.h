@@ -36,6 +36,7 @@
 #define DRV_VERSION	"0.1.0"
 
 struct ipng_dev;
+struct ipng_ca;
 struct ipng_neigh;
 struct ipng_fs_dev;
 struct ipng_cm;
@@ -396,6 +397,12 @@ struct ipng_tx_budget {
  * @repair_tries: repair attempts since the last port event
  * @notify_work: announces the interface's address after it comes up
  * @list: entry in &ipng_ca.ports
+ * @parent: a child's port interface; NULL for a port interface
+ * @ic: the device's client data, whose @ports lists this interface
+ * @sysfs_child: made through create_child (its P_Key unique among those,
+ *	removed by delete_child)
+ * @umcast: user multicast (IFLA_IPOIB_UMCAST, sysfs umcast): reported,
+ *	changes nothing yet
  * @chans: channels 0 .. @max_chans - 1 (NULL where not in use)
  * @nchans: channels in use (ethtool -L combined)
  * @max_chans: channels the device's completion vectors and CPUs allow
@@ -459,6 +466,10 @@ struct ipng_dev {
 	int repair_tries;
 	struct work_struct notify_work;
 	struct list_head list;
+	struct ipng_dev *parent;
+	struct ipng_ca *ic;
+	bool sysfs_child;
+	bool umcast;
 
 	struct ipng_chan __rcu *chans[IPNG_MAX_CHANNELS];
 	unsigned int nchans;
@@ -497,16 +508,21 @@ struct ipng_dev {
 /**
  * struct ipng_ca - client data of one RDMA device
  * @ca: the device
- * @ports: interfaces created on its ports (&ipng_dev.list)
+ * @lock: guards @ports
+ * @ports: every interface on the device's ports (&ipng_dev.list): the
+ *	port interfaces, each followed by none or more children later
  * @event_handler: receives the device's asynchronous events
  * @list: entry in the module's list of devices (under ipng_cas_lock)
  *
- * @ports is filled before @event_handler is registered and before @list is
- * linked, and emptied after both are undone, so the event path and the
- * netdevice notifier read it without a lock of its own.
+ * The port interfaces are linked before @event_handler is registered and
+ * before @list is linked, and unlinked after both are undone; children
+ * come and go at any time in between (under RTNL, and @lock). @lock is
+ * the innermost lock: held, nothing is registered, unregistered or
+ * waited for.
  */
 struct ipng_ca {
 	struct ib_device *ca;
+	struct mutex lock;	/* guards ports */
 	struct list_head ports;
 	struct ib_event_handler event_handler;
 	struct list_head list;
@@ -528,8 +544,25 @@ extern unsigned int ipng_recv_queue_size;
 bool ipng_ifname_template_valid(const char *tmpl);
 bool ipng_ring_size_valid(unsigned int size);
 
+/* ipoib_child.c */
+int ipng_child_pkey(unsigned long val, u16 *pkey);
+int ipng_child_pkey_parse(const char *buf, u16 *pkey);
+void ipng_child_name(char *name, const char *parent, u16 pkey);
+int ipng_child_add(struct ipng_dev *parent, struct net_device *ndev,
+		   u16 pkey, bool sysfs_child, struct netlink_ext_ack *extack);
+void ipng_child_uninit(struct ipng_dev *ipd);
+void ipng_children_remove(struct ipng_ca *ic);
+int ipng_children_net_init(void);
+void ipng_children_net_exit(void);
+extern const struct attribute_group ipng_sysfs_group;
+
 /* ipoib_netdev.c */
-struct ipng_dev *ipng_dev_create(struct ib_device *ca, u32 port,
+void ipng_setup(struct net_device *ndev);
+int ipng_dev_init(struct net_device *ndev, struct ipng_ca *ic, u32 port,
+		  const struct ipng_fabric_ops *fabric,
+		  struct ipng_dev *parent, u16 pkey);
+void ipng_dev_uninit(struct ipng_dev *ipd);
+struct ipng_dev *ipng_dev_create(struct ipng_ca *ic, u32 port,
 				 const char *name_template);
 void ipng_dev_destroy(struct ipng_dev *ipd);
 void ipng_dev_refresh(struct ipng_dev *ipd);
@@ -825,7 +858,7 @@ int ipng_mode_parse(const char *buf, bool *connected);
 int ipng_set_mode(struct ipng_dev *ipd, bool connected,
 		  struct netlink_ext_ack *extack);
 int ipng_change_mtu(struct net_device *ndev, int new_mtu);
-extern const struct attribute_group ipng_mode_group;
+extern struct device_attribute ipng_attr_mode;
 
 static inline bool ipng_connected(const struct ipng_dev *ipd)
 {

@@ -151,30 +151,43 @@ static bool ipng_is_port_event(enum ib_event_type type)
 	}
 }
 
+/* The device's events, in process context (ib_core's event work). */
 static void ipng_event(struct ib_event_handler *handler, struct ib_event *event)
 {
 	struct ipng_ca *ic = container_of(handler, struct ipng_ca,
 					  event_handler);
 	struct ipng_dev *ipd;
 
-	if (event->event == IB_EVENT_DEVICE_FATAL) {
-		list_for_each_entry(ipd, &ic->ports, list)
-			ipng_dev_refresh(ipd);
+	if (event->event != IB_EVENT_DEVICE_FATAL &&
+	    !ipng_is_port_event(event->event))
 		return;
-	}
-	if (!ipng_is_port_event(event->event))
-		return;
+	mutex_lock(&ic->lock);
 	list_for_each_entry(ipd, &ic->ports, list)
-		if (ipd->port == event->element.port_num)
+		if (event->event == IB_EVENT_DEVICE_FATAL ||
+		    ipd->port == event->element.port_num)
 			ipng_dev_refresh(ipd);
+	mutex_unlock(&ic->lock);
 }
 
+/*
+ * Teardown of a device's interfaces, in order: the children (which
+ * marks the port interfaces dying, so that no child is made meanwhile),
+ * then each port interface, unlisted first.
+ */
 static void ipng_destroy_ports(struct ipng_ca *ic)
 {
-	struct ipng_dev *ipd, *tmp;
+	struct ipng_dev *ipd;
 
-	list_for_each_entry_safe(ipd, tmp, &ic->ports, list) {
-		list_del(&ipd->list);
+	ipng_children_remove(ic);
+	for (;;) {
+		mutex_lock(&ic->lock);
+		ipd = list_first_entry_or_null(&ic->ports, struct ipng_dev,
+					       list);
+		if (ipd)
+			list_del_init(&ipd->list);
+		mutex_unlock(&ic->lock);
+		if (!ipd)
+			break;
 		ipng_dev_destroy(ipd);
 	}
 }
@@ -189,14 +202,20 @@ static int ipng_add_one(struct ib_device *ca)
 	if (!ic)
 		return -ENOMEM;
 	ic->ca = ca;
+	mutex_init(&ic->lock);
 	INIT_LIST_HEAD(&ic->ports);
 
 	rdma_for_each_port(ca, port) {
-		ipd = ipng_dev_create(ca, port, ipng_ifname);
-		if (!IS_ERR(ipd))
-			list_add_tail(&ipd->list, &ic->ports);
+		ipd = ipng_dev_create(ic, port, ipng_ifname);
+		if (IS_ERR(ipd))
+			continue;
+		/* A child may already have been made on it (ip link add). */
+		mutex_lock(&ic->lock);
+		list_add_tail(&ipd->list, &ic->ports);
+		mutex_unlock(&ic->lock);
 	}
 	if (list_empty(&ic->ports)) {
+		mutex_destroy(&ic->lock);
 		kfree(ic);
 		return -EOPNOTSUPP;
 	}
@@ -204,8 +223,10 @@ static int ipng_add_one(struct ib_device *ca)
 	INIT_IB_EVENT_HANDLER(&ic->event_handler, ca, ipng_event);
 	ib_register_event_handler(&ic->event_handler);
 	/* An event that came before the handler was registered is lost. */
+	mutex_lock(&ic->lock);
 	list_for_each_entry(ipd, &ic->ports, list)
 		ipng_dev_refresh(ipd);
+	mutex_unlock(&ic->lock);
 
 	mutex_lock(&ipng_cas_lock);
 	list_add_tail(&ic->list, &ipng_cas);
@@ -223,6 +244,7 @@ static void ipng_remove_one(struct ib_device *ca, void *client_data)
 	mutex_unlock(&ipng_cas_lock);
 	ib_unregister_event_handler(&ic->event_handler);
 	ipng_destroy_ports(ic);
+	mutex_destroy(&ic->lock);
 	kfree(ic);
 }
 
@@ -241,10 +263,13 @@ static int ipng_netdev_event(struct notifier_block *nb, unsigned long event,
 	if (event != NETDEV_CHANGEMTU || ndev->type == ARPHRD_INFINIBAND)
 		return NOTIFY_DONE;
 	mutex_lock(&ipng_cas_lock);
-	list_for_each_entry(ic, &ipng_cas, list)
+	list_for_each_entry(ic, &ipng_cas, list) {
+		mutex_lock(&ic->lock);
 		list_for_each_entry(ipd, &ic->ports, list)
 			if (ipd->fabric->carried_by(ipd, ndev))
 				ipng_dev_refresh(ipd);
+		mutex_unlock(&ic->lock);
+	}
 	mutex_unlock(&ipng_cas_lock);
 	return NOTIFY_DONE;
 }
@@ -295,11 +320,16 @@ static int __init ipng_init(void)
 	err = ipng_fs_init();
 	if (err)
 		goto err_notifier;
-	err = ib_register_client(&ipng_client);
+	err = ipng_children_net_init();
 	if (err)
 		goto err_fs;
+	err = ib_register_client(&ipng_client);
+	if (err)
+		goto err_children;
 	return 0;
 
+err_children:
+	ipng_children_net_exit();
 err_fs:
 	ipng_fs_exit();
 err_notifier:
@@ -319,6 +349,7 @@ err_wq:
 static void __exit ipng_exit(void)
 {
 	ib_unregister_client(&ipng_client);
+	ipng_children_net_exit();
 	ipng_fs_exit();
 	unregister_netdevice_notifier(&ipng_netdev_notifier);
 	ipng_netlink_exit();

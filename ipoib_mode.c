@@ -216,14 +216,5 @@ static ssize_t mode_store(struct device *dev, struct device_attribute *attr,
 	return err ?: len;
 }
 
-static DEVICE_ATTR_RW(mode);
-
-static struct attribute *ipng_mode_attrs[] = {
-	&dev_attr_mode.attr,
-	NULL
-};
-
-/* Installed as ndev->sysfs_groups[0] before the netdev is registered. */
-const struct attribute_group ipng_mode_group = {
-	.attrs = ipng_mode_attrs,
-};
+/* One of the interface's attributes (ipng_sysfs_group, ipoib_child.c). */
+struct device_attribute ipng_attr_mode = __ATTR_RW(mode);

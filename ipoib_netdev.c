@@ -132,7 +132,25 @@ static void ipng_get_stats64(struct net_device *ndev,
 			 c[IPNG_STAT_TX_DROP_NOT_JOINED];
 }
 
+/* A child says which interface it is a child of (ip link: "ib0.8001@ib0"). */
+static int ipng_get_iflink(const struct net_device *ndev)
+{
+	const struct ipng_dev *ipd = ipng_priv(ndev);
+
+	return ipd->parent ? ipd->parent->ndev->ifindex : ndev->ifindex;
+}
+
+static void ipng_uninit(struct net_device *ndev)
+{
+	struct ipng_dev *ipd = ipng_priv(ndev);
+
+	if (ipd->parent)
+		ipng_child_uninit(ipd);
+}
+
 static const struct net_device_ops ipng_netdev_ops = {
+	.ndo_uninit		= ipng_uninit,
+	.ndo_get_iflink		= ipng_get_iflink,
 	.ndo_open		= ipng_open,
 	.ndo_stop		= ipng_stop,
 	.ndo_start_xmit		= ipng_start_xmit,
@@ -142,7 +160,12 @@ static const struct net_device_ops ipng_netdev_ops = {
 	.ndo_tx_timeout		= ipng_tx_timeout,
 };
 
-static void ipng_setup(struct net_device *ndev)
+/**
+ * ipng_setup() - the netdev defaults of every interface
+ * @ndev: freshly allocated (alloc_netdev_mqs() here, or rtnetlink for a
+ *	child made with ip link add)
+ */
+void ipng_setup(struct net_device *ndev)
 {
 	ndev->netdev_ops	= &ipng_netdev_ops;
 	ndev->ethtool_ops	= &ipng_ethtool_ops;
@@ -162,7 +185,8 @@ static void ipng_setup(struct net_device *ndev)
 	 * which needs the packet's route.
 	 */
 	netif_keep_dst(ndev);
-	ndev->sysfs_groups[0]	= &ipng_mode_group;
+	/* The one device-specific group: net-sysfs fills the slots after it. */
+	ndev->sysfs_groups[0]	= &ipng_sysfs_group;
 }
 
 /**
@@ -380,54 +404,83 @@ void ipng_dev_set_bcast_mtu(struct ipng_dev *ipd, int mtu)
 	rtnl_unlock();
 }
 
-/* Read the P_Key of a fresh interface: the port's default, at index 0. */
-static int ipng_read_pkey(struct ipng_dev *ipd)
+/*
+ * The P_Key of a fresh interface: @pkey for a child (its index is looked
+ * up at every open), else the port's default at index 0.
+ */
+static int ipng_read_pkey(struct ipng_dev *ipd, u16 pkey)
 {
-	u16 pkey;
 	int err;
 
+	ipd->qkey = IPNG_DEFAULT_QKEY;
+	ipd->scope = IPNG_SCOPE_LINK;
+	ipd->pkey_index = 0;
+	if (pkey) {
+		ipd->pkey = pkey;
+		return 0;
+	}
 	err = ib_query_pkey(ipd->ca, ipd->port, 0, &pkey);
 	if (err)
 		return err;
 	if (!ipng_pkey_valid(pkey))
 		return -EINVAL;
 	ipd->pkey = pkey | IPNG_PKEY_FULL;
-	ipd->pkey_index = 0;
-	ipd->qkey = IPNG_DEFAULT_QKEY;
-	ipd->scope = IPNG_SCOPE_LINK;
 	return 0;
 }
 
-/**
- * ipng_dev_create() - create and register the interface of one port
- * @ca: RDMA device
- * @port: port number
- * @name_template: interface name template, e.g. "ib%d"
- *
- * Return: the registered interface, or an ERR_PTR: -EOPNOTSUPP for a port
- * IPoIB cannot use, or the error that stopped creation (nothing leaks).
+/*
+ * What a child starts with of its port: the parent's last reading (a
+ * RoCE port cannot be queried under RTNL, where children are made); its
+ * own port work reads the port once it is registered.
  */
-struct ipng_dev *ipng_dev_create(struct ib_device *ca, u32 port,
-				 const char *name_template)
+static void ipng_view_from_parent(struct ipng_dev *ipd,
+				  struct ipng_port_view *view)
 {
-	const struct ipng_fabric_ops *fabric = ipng_fabric_for_port(ca, port);
+	const struct ipng_dev *parent = ipd->parent;
+	union ib_gid gid;
+	int index;
+
+	WRITE_ONCE(ipd->port_mtu, READ_ONCE(parent->port_mtu));
+	WRITE_ONCE(ipd->speed, READ_ONCE(parent->speed));
+	view->up = false;
+	view->mtu = max(ipng_ud_mtu(ipd->port_mtu), 0);
+	index = ipd->fabric->addr_gid_index(ipd);
+	if (rdma_query_gid(ipd->ca, ipd->port, index, &gid))
+		memset(&gid, 0, sizeof(gid));
+	ipng_addr_build(view->addr, ipd->cm ? IPNG_FLAG_RC : 0,
+			ipd->qp->qp_num, &gid);
+}
+
+/**
+ * ipng_dev_init() - set up a fresh, unregistered interface
+ * @ndev: allocated with ipng_setup() and IPNG_MAX_CHANNELS queues
+ * @ic: the RDMA device's client data
+ * @port: port number
+ * @fabric: the port's link-layer ops
+ * @parent: for a child, its port interface; NULL for a port interface
+ * @pkey: a child's P_Key (full-membership bit set); 0: the port's
+ *
+ * Creates the verbs objects and the tables; the caller registers @ndev.
+ * Children are made under RTNL, port interfaces without.
+ *
+ * Return: 0, or an error with everything undone (@ndev still to be freed
+ * by the caller).
+ */
+int ipng_dev_init(struct net_device *ndev, struct ipng_ca *ic, u32 port,
+		  const struct ipng_fabric_ops *fabric,
+		  struct ipng_dev *parent, u16 pkey)
+{
+	struct ipng_dev *ipd = ipng_priv(ndev);
+	struct ib_device *ca = ic->ca;
 	struct ipng_port_view view;
-	struct net_device *ndev;
-	struct ipng_dev *ipd;
 	int err;
 
-	if (!fabric)
-		return ERR_PTR(-EOPNOTSUPP);
-	ndev = alloc_netdev_mqs(sizeof(*ipd), name_template, NET_NAME_ENUM,
-				ipng_setup, IPNG_MAX_CHANNELS,
-				IPNG_MAX_CHANNELS);
-	if (!ndev)
-		return ERR_PTR(-ENOMEM);
-	ipd = ipng_priv(ndev);
 	ipd->ndev = ndev;
 	ipd->ca = ca;
 	ipd->port = port;
 	ipd->fabric = fabric;
+	ipd->parent = parent;
+	ipd->ic = ic;
 	INIT_WORK(&ipd->port_work, ipng_port_work);
 	INIT_DELAYED_WORK(&ipd->repair_work, ipng_repair_work);
 	INIT_WORK(&ipd->notify_work, ipng_notify_work);
@@ -435,14 +488,12 @@ struct ipng_dev *ipng_dev_create(struct ib_device *ca, u32 port,
 	/* Datagram mode, at the default MTU until the port says more. */
 	ipd->ud_mtu = ndev->mtu;
 
-	err = ipng_read_pkey(ipd);
+	err = ipng_read_pkey(ipd, pkey);
 	if (err)
-		goto err_free;
+		return err;
 	ipd->stats = netdev_alloc_pcpu_stats(struct ipng_pcpu_stats);
-	if (!ipd->stats) {
-		err = -ENOMEM;
-		goto err_free;
-	}
+	if (!ipd->stats)
+		return -ENOMEM;
 	err = ipng_neighs_init(ipd);
 	if (err)
 		goto err_stats;
@@ -458,7 +509,10 @@ struct ipng_dev *ipng_dev_create(struct ib_device *ca, u32 port,
 	err = ipng_cm_init(ipd);
 	if (err)
 		goto err_ib;
-	ipng_read_port(ipd, &view);
+	if (parent)
+		ipng_view_from_parent(ipd, &view);
+	else
+		ipng_read_port(ipd, &view);
 	ipng_apply_port(ipd, &view);
 	/* Once every verbs object exists, connected-mode support is known. */
 	ipng_update_max_mtu(ipd);
@@ -466,13 +520,7 @@ struct ipng_dev *ipng_dev_create(struct ib_device *ca, u32 port,
 	ipng_broadcast_addr(ndev->broadcast, ipd->scope, ipd->pkey);
 	SET_NETDEV_DEV(ndev, ca->dev.parent ?: &ca->dev);
 	ndev->dev_port = port - 1;
-
-	err = register_netdev(ndev);
-	if (err)
-		goto err_ib;
-	netdev_info(ndev, "created on %s port %u (%s link layer, QPN 0x%06x)\n",
-		    dev_name(&ca->dev), port, fabric->name, ipd->qp->qp_num);
-	return ipd;
+	return 0;
 
 err_ib:
 	ipng_cm_cleanup(ipd);
@@ -485,6 +533,65 @@ err_neighs:
 	ipng_neighs_cleanup(ipd);
 err_stats:
 	free_percpu(ipd->stats);
+	return err;
+}
+
+/**
+ * ipng_dev_uninit() - free what ipng_dev_init() set up
+ * @ipd: interface, unregistered (or never registered); its works done
+ *
+ * The netdev itself is left to the caller.
+ */
+void ipng_dev_uninit(struct ipng_dev *ipd)
+{
+	ipng_mcast_cleanup(ipd);
+	ipng_paths_cleanup(ipd);
+	ipng_neighs_cleanup(ipd);
+	ipng_cm_cleanup(ipd);
+	ipng_ib_cleanup(ipd);
+	free_percpu(ipd->stats);
+}
+
+/**
+ * ipng_dev_create() - create and register the interface of one port
+ * @ic: the RDMA device's client data
+ * @port: port number
+ * @name_template: interface name template, e.g. "ib%d"
+ *
+ * The caller lists the interface in @ic's ports.
+ *
+ * Return: the registered interface, or an ERR_PTR: -EOPNOTSUPP for a port
+ * IPoIB cannot use, or the error that stopped creation (nothing leaks).
+ */
+struct ipng_dev *ipng_dev_create(struct ipng_ca *ic, u32 port,
+				 const char *name_template)
+{
+	struct ib_device *ca = ic->ca;
+	const struct ipng_fabric_ops *fabric = ipng_fabric_for_port(ca, port);
+	struct net_device *ndev;
+	struct ipng_dev *ipd;
+	int err;
+
+	if (!fabric)
+		return ERR_PTR(-EOPNOTSUPP);
+	ndev = alloc_netdev_mqs(sizeof(*ipd), name_template, NET_NAME_ENUM,
+				ipng_setup, IPNG_MAX_CHANNELS,
+				IPNG_MAX_CHANNELS);
+	if (!ndev)
+		return ERR_PTR(-ENOMEM);
+	ipd = ipng_priv(ndev);
+	err = ipng_dev_init(ndev, ic, port, fabric, NULL, 0);
+	if (err)
+		goto err_free;
+	err = register_netdev(ndev);
+	if (err)
+		goto err_uninit;
+	netdev_info(ndev, "created on %s port %u (%s link layer, QPN 0x%06x)\n",
+		    dev_name(&ca->dev), port, fabric->name, ipd->qp->qp_num);
+	return ipd;
+
+err_uninit:
+	ipng_dev_uninit(ipd);
 err_free:
 	dev_err(&ca->dev, "%s: no interface on port %u: %d\n", DRV_NAME, port,
 		err);
@@ -515,11 +622,6 @@ void ipng_dev_destroy(struct ipng_dev *ipd)
 	cancel_delayed_work_sync(&ipd->repair_work);
 	unregister_netdev(ndev);
 	cancel_work_sync(&ipd->notify_work);
-	ipng_mcast_cleanup(ipd);
-	ipng_paths_cleanup(ipd);
-	ipng_neighs_cleanup(ipd);
-	ipng_cm_cleanup(ipd);
-	ipng_ib_cleanup(ipd);
-	free_percpu(ipd->stats);
+	ipng_dev_uninit(ipd);
 	free_netdev(ndev);
 }

@@ -1,7 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * rtnetlink link kind "ipoib": what `ip -d link show` reports for an
- * interface and what `ip link set DEV type ipoib ...` may change.
+ * interface, what `ip link set DEV type ipoib ...` may change, and the
+ * children `ip link add link ib0 name NAME type ipoib [pkey P] [mode M]
+ * [umcast U]` makes and `ip link del` removes (ipoib_child.c).
  */
 #include <linux/if_link.h>
 #include <net/netlink.h>
@@ -32,10 +34,9 @@ static int ipng_validate(struct nlattr *tb[], struct nlattr *data[],
 }
 
 /*
- * The mode may change (ipng_set_mode()); the P_Key of a port interface is
- * the port's, and user multicast is not part of this release, so only the
- * values the interface has are accepted for those. Everything is checked
- * before the mode changes, and nothing changes on error.
+ * The mode and user multicast may change (ipng_set_mode()); the P_Key of
+ * an interface is the one it was made with. Everything is checked before
+ * the mode changes, and nothing changes on error.
  */
 static int ipng_changelink(struct net_device *ndev, struct nlattr *tb[],
 			   struct nlattr *data[],
@@ -45,30 +46,84 @@ static int ipng_changelink(struct net_device *ndev, struct nlattr *tb[],
 
 	if (!data)
 		return 0;
+	int err;
+
 	if (data[IFLA_IPOIB_PKEY] &&
 	    (nla_get_u16(data[IFLA_IPOIB_PKEY]) | IPNG_PKEY_FULL) != ipd->pkey) {
 		NL_SET_ERR_MSG_ATTR(extack, data[IFLA_IPOIB_PKEY],
-				    "the P_Key of a port interface cannot change");
+				    "the P_Key of an interface cannot change");
 		return -EOPNOTSUPP;
 	}
-	if (data[IFLA_IPOIB_UMCAST] && nla_get_u16(data[IFLA_IPOIB_UMCAST])) {
-		NL_SET_ERR_MSG_ATTR(extack, data[IFLA_IPOIB_UMCAST],
-				    "user multicast is not supported yet");
-		return -EOPNOTSUPP;
+	if (data[IFLA_IPOIB_MODE]) {
+		err = ipng_set_mode(ipd, nla_get_u16(data[IFLA_IPOIB_MODE]) ==
+				    IPOIB_MODE_CONNECTED, extack);
+		if (err)
+			return err;
 	}
-	if (data[IFLA_IPOIB_MODE])
-		return ipng_set_mode(ipd, nla_get_u16(data[IFLA_IPOIB_MODE]) ==
-				     IPOIB_MODE_CONNECTED, extack);
+	if (data[IFLA_IPOIB_UMCAST])
+		WRITE_ONCE(ipd->umcast, !!nla_get_u16(data[IFLA_IPOIB_UMCAST]));
 	return 0;
+}
+
+/*
+ * ip link add link PARENT ...: a child of the port interface PARENT, with
+ * PARENT's P_Key unless one is given (ipoib-cni gives none). @ndev was
+ * allocated by rtnetlink with ipng_setup() in the target namespace.
+ */
+static int ipng_newlink(struct net *src_net, struct net_device *ndev,
+			struct nlattr *tb[], struct nlattr *data[],
+			struct netlink_ext_ack *extack)
+{
+	struct net_device *pdev;
+	struct ipng_dev *parent;
+	u16 pkey;
+	int err;
+
+	if (!tb[IFLA_LINK]) {
+		NL_SET_ERR_MSG(extack, "a child needs its parent: ip link add link ib0 ...");
+		return -EINVAL;
+	}
+	pdev = __dev_get_by_index(src_net, nla_get_u32(tb[IFLA_LINK]));
+	if (!pdev || pdev->rtnl_link_ops != &ipng_link_ops) {
+		NL_SET_ERR_MSG_ATTR(extack, tb[IFLA_LINK],
+				    "the parent is not an ipoib_ng interface");
+		return -ENODEV;
+	}
+	parent = ipng_priv(pdev);
+	pkey = parent->pkey;
+	if (data && data[IFLA_IPOIB_PKEY] &&
+	    ipng_child_pkey(nla_get_u16(data[IFLA_IPOIB_PKEY]), &pkey)) {
+		NL_SET_ERR_MSG_ATTR(extack, data[IFLA_IPOIB_PKEY],
+				    "P_Key 0x0000 and 0x8000 are invalid");
+		return -EINVAL;
+	}
+	err = ipng_child_add(parent, ndev, pkey, false, extack);
+	if (err)
+		return err;
+	err = ipng_changelink(ndev, tb, data, extack);
+	if (err)
+		/* Registered: unregistration frees it (ipng_child_free()). */
+		unregister_netdevice(ndev);
+	return err;
 }
 
 /*
  * A port interface lives as long as its RDMA device: `ip link del` cannot
  * remove it (rtnetlink gives dellink no way to refuse, so it is a no-op).
+ * A child goes.
  */
 static void ipng_dellink(struct net_device *ndev, struct list_head *head)
 {
+	if (ipng_priv(ndev)->parent) {
+		unregister_netdevice_queue(ndev, head);
+		return;
+	}
 	netdev_info(ndev, "port interfaces go away with their RDMA device or the module, not with ip link del\n");
+}
+
+static unsigned int ipng_num_queues(void)
+{
+	return IPNG_MAX_CHANNELS;
 }
 
 static size_t ipng_get_size(const struct net_device *ndev)
@@ -85,7 +140,7 @@ static int ipng_fill_info(struct sk_buff *skb, const struct net_device *ndev)
 	if (nla_put_u16(skb, IFLA_IPOIB_PKEY, ipd->pkey) ||
 	    nla_put_u16(skb, IFLA_IPOIB_MODE, ipng_connected(ipd) ?
 			IPOIB_MODE_CONNECTED : IPOIB_MODE_DATAGRAM) ||
-	    nla_put_u16(skb, IFLA_IPOIB_UMCAST, 0))
+	    nla_put_u16(skb, IFLA_IPOIB_UMCAST, READ_ONCE(ipd->umcast)))
 		return -EMSGSIZE;
 	return 0;
 }
@@ -93,9 +148,13 @@ static int ipng_fill_info(struct sk_buff *skb, const struct net_device *ndev)
 struct rtnl_link_ops ipng_link_ops __read_mostly = {
 	.kind		= "ipoib",
 	.priv_size	= sizeof(struct ipng_dev),
+	.setup		= ipng_setup,
+	.get_num_tx_queues = ipng_num_queues,
+	.get_num_rx_queues = ipng_num_queues,
 	.maxtype	= IFLA_IPOIB_MAX,
 	.policy		= ipng_policy,
 	.validate	= ipng_validate,
+	.newlink	= ipng_newlink,
 	.changelink	= ipng_changelink,
 	.dellink	= ipng_dellink,
 	.get_size	= ipng_get_size,

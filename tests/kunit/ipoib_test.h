@@ -36,5 +36,6 @@ extern struct kunit_suite ipng_cm_caps_suite;
 extern struct kunit_suite ipng_moder_suite;
 extern struct kunit_suite ipng_dp_suite;
 extern struct kunit_suite ipng_compat_suite;
+extern struct kunit_suite ipng_child_suite;
 
 #endif /* IPNG_TEST_H */

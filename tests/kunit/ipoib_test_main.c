@@ -11,7 +11,8 @@
 kunit_test_suites(&ipng_wire_suite, &ipng_params_suite, &ipng_mcast_suite,
 		  &ipng_sa_suite, &ipng_mode_suite, &ipng_cm_suite,
 		  &ipng_cm_caps_suite,
-		  &ipng_moder_suite, &ipng_dp_suite, &ipng_compat_suite);
+		  &ipng_moder_suite, &ipng_dp_suite, &ipng_compat_suite,
+		  &ipng_child_suite);
 
 MODULE_DESCRIPTION("KUnit tests for ipoib_ng");
 MODULE_LICENSE("GPL");

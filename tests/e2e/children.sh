@@ -1,0 +1,305 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# End-to-end suite "children", run on both VMs: child interfaces of ib0
+# (ipoib_child.c) on rxe, whose P_Key table holds only 0xffff, so every
+# child here has the parent's P_Key (partitions need the InfiniBand
+# fabric). The sysfs rules NetworkManager uses (create_child and
+# delete_child, names <parent>.<pkey>, unique, bad values refused with
+# nothing made), the netlink ones ipoib-cni and systemd-networkd use (ip
+# link add link ib0 ... type ipoib [pkey] [mode] [umcast], children that
+# share a P_Key, no child of a child, ip link del), the ipoib-cni flow
+# between the two VMs (a child moved into a namespace, renamed, proxy_arp,
+# MTU, up; ping and a sha256-checked transfer pod to pod in both modes
+# while ib0 keeps working; the namespace deleted takes the child and its
+# QPs with it), 50 sysfs create/delete cycles with the QP count back where
+# it was, and module removal with children present. KTAP on stdout.
+set -u
+# shellcheck source=tests/vm/guest-lib.sh disable=SC1091
+. "$IPNG_REPO/tests/vm/guest-lib.sh"
+
+KO=${IPNG_KO:-$IPNG_REPO/ipoib_ng.ko}
+XFER=$IPNG_REPO/tests/e2e/xfer.py
+NET=/sys/class/net
+ME=$IPNG_VM
+PEER=$((3 - IPNG_VM))
+MYIP=10.14.0.$ME
+PEERIP=10.14.0.$PEER
+PODIP=10.15.0.$ME
+PEERPOD=10.15.0.$PEER
+POD=ipng-pod
+CYCLES=${IPNG_CHILD_CYCLES:-50}
+XFER_BYTES=2097152
+
+setup() {
+	insmod "$KO" && wait_for 10 test -e $NET/ib0 || return 1
+	ip addr add "$MYIP/24" dev ib0 && ip link set ib0 up &&
+		wait_for 10 carrier_up && wait_for 10 oper_up
+}
+
+# QPs ipoib_ng owns (rdma res names the kernel user).
+qps() {
+	local l n=0
+	while IFS= read -r l; do
+		[[ $l == *ipoib_ng* ]] && n=$((n + 1))
+	done <<<"$(rdma res show qp)"
+	echo $n
+}
+
+# Interfaces of the ipoib kind in this namespace.
+ipoib_links() {
+	local l n=0
+	while IFS= read -r l; do
+		[[ $l == *' ipoib '* ]] && n=$((n + 1))
+	done <<<"$(ip -o -d link show)"
+	echo $n
+}
+
+# write FILE VALUE: write with echo (no program), print the error if any.
+write() {
+	local err
+	err=$( { echo "$2" > "$1"; } 2>&1 ) && return 0
+	echo "${err##*: }"
+	return 1
+}
+
+# --- sysfs (NetworkManager) ---
+
+t_sysfs_create() {
+	write $NET/ib0/create_child 0xffff || return 1
+	wait_for 10 test -e $NET/ib0.ffff || { echo "no ib0.ffff"; return 1; }
+	[ "$(val $NET/ib0.ffff/pkey)" = 0xffff ] || { echo "pkey $(val $NET/ib0.ffff/pkey)"; return 1; }
+	[ "$(val $NET/ib0.ffff/parent)" = ib0 ] || { echo "parent $(val $NET/ib0.ffff/parent)"; return 1; }
+	[ "$(val $NET/ib0/pkey)" = 0xffff ] || { echo "ib0 pkey $(val $NET/ib0/pkey)"; return 1; }
+	[ ! -e $NET/ib0/parent ] || { echo "ib0 has a parent file"; return 1; }
+	[ ! -e $NET/ib0.ffff/create_child ] || { echo "a child has create_child"; return 1; }
+	[ -e /proc/net/ipoib/ib0.ffff/stats ] || { echo "no /proc stats for the child"; return 1; }
+}
+
+t_sysfs_duplicate() {
+	local err n
+	n=$(ipoib_links)
+	if err=$(write $NET/ib0/create_child 0x7fff); then
+		echo "a second child with P_Key 0xffff was made"
+		return 1
+	fi
+	echo "second create_child 0x7fff (= 0xffff): $err"
+	[[ $err == *'not unique'* ]] && [ "$(ipoib_links)" = "$n" ]
+}
+
+t_sysfs_bad_values() {
+	local v err n rc=0
+	n=$(ipoib_links)
+	for v in 0 0x8000 0x10000 -1 abc 0x8001x ''; do
+		if err=$(write $NET/ib0/create_child "$v"); then
+			echo "create_child '$v' accepted"
+			rc=1
+		elif [[ $err != *'Invalid argument'* ]]; then
+			echo "create_child '$v': $err (want Invalid argument)"
+			rc=1
+		fi
+	done
+	[ "$(ipoib_links)" = "$n" ] || { echo "interfaces $n -> $(ipoib_links)"; rc=1; }
+	return $rc
+}
+
+t_no_grandchild() {
+	local out
+	[ ! -e $NET/ib0.ffff/create_child ] || return 1
+	if out=$(ip link add link ib0.ffff name grand type ipoib 2>&1); then
+		echo "a child of a child was made"
+		ip link del grand
+		return 1
+	fi
+	echo "ip link add link ib0.ffff: $out"
+	[ ! -e $NET/grand ]
+}
+
+t_sysfs_delete() {
+	local err
+	write $NET/ib0/delete_child 0xffff || return 1
+	wait_for 10 test ! -e $NET/ib0.ffff || { echo "ib0.ffff still there"; return 1; }
+	if err=$(write $NET/ib0/delete_child 0xffff); then
+		echo "delete_child of a missing child succeeded"
+		return 1
+	fi
+	echo "delete_child again: $err"
+	[[ $err == *'No such device'* ]]
+}
+
+# --- netlink (ipoib-cni, systemd-networkd) ---
+
+t_nl_parent_pkey() {
+	local out
+	ip link add link ib0 name nlc0 type ipoib || return 1
+	out=$(ip -d link show nlc0) || return 1
+	echo "$out"
+	[[ $out == *'nlc0@ib0'* ]] && [[ $out =~ pkey\ +0xffff ]] &&
+		[[ $out =~ mode\ +datagram ]]
+}
+
+t_nl_share_pkey() {
+	local out
+	ip link add link ib0 name nlc1 type ipoib pkey 0xffff mode connected umcast 1 ||
+		return 1
+	out=$(ip -d link show nlc1) || return 1
+	echo "$out"
+	[[ $out =~ mode\ +connected ]] && [[ $out =~ umcast\ +0*1 ]] &&
+		[ "$(val $NET/nlc1/mode)" = connected ]
+}
+
+t_nl_refused() {
+	local out rc=0 n
+	n=$(ipoib_links)
+	if out=$(ip link add link ib0 name bad0 type ipoib pkey 0x8000 2>&1); then
+		echo "pkey 0x8000 accepted"
+		rc=1
+	else
+		echo "pkey 0x8000: $out"
+	fi
+	if out=$(ip link add name bad1 type ipoib 2>&1); then
+		echo "a child without a parent was made"
+		rc=1
+	else
+		echo "no parent: $out"
+	fi
+	if out=$(ip link add link lo name bad2 type ipoib 2>&1); then
+		echo "a child of lo was made"
+		rc=1
+	else
+		echo "parent lo: $out"
+	fi
+	[ "$(ipoib_links)" = "$n" ] || { echo "interfaces $n -> $(ipoib_links)"; rc=1; }
+	return $rc
+}
+
+t_nl_delete() {
+	ip link del nlc0 && ip link del nlc1 || return 1
+	ip link del ib0
+	[ ! -e $NET/nlc0 ] && [ ! -e $NET/nlc1 ] && [ -e $NET/ib0 ] &&
+		[ "$(ipoib_links)" = 1 ]
+}
+
+# --- the ipoib-cni flow, pod to pod between the VMs ---
+
+QPS0=0
+
+pod() { ip netns exec $POD "$@"; }
+pod_up() { [[ $(ip -n $POD link show net1 2>/dev/null) == *LOWER_UP* ]]; }
+
+t_cni_setup() {
+	local mtu
+	mtu=$(val $NET/ib0/mtu)
+	ip netns add $POD &&
+		ip link add link ib0 name cni0 type ipoib mode datagram umcast 1 &&
+		ip link set cni0 netns $POD &&
+		ip -n $POD link set cni0 name net1 &&
+		pod sysctl -qw net.ipv4.conf.net1.proxy_arp=1 &&
+		ip -n $POD link set net1 mtu "$mtu" &&
+		ip -n $POD addr add "$PODIP/24" dev net1 &&
+		ip -n $POD link set net1 up || return 1
+	wait_for 15 pod_up || { ip -n $POD -d link show; return 1; }
+	[ "$(pod cat /proc/net/ipoib/net1/stats | kv_get pkey)" = 0xffff ]
+}
+
+t_pod_ping() { pod ping -c 5 -w 20 "$PEERPOD" | tail -3; }
+
+t_pod_xfer() {
+	local rc sum got
+	if [ "$ME" = 2 ]; then
+		(pod python3 "$XFER" recv "$PODIP" 5003 /tmp/pod-recv.bin 120; echo $? > /tmp/pod-xfer.rc) \
+			> /tmp/pod-xfer.out 2>&1 &
+		sleep 3
+	else
+		head -c $XFER_BYTES /dev/urandom > /tmp/pod-send.bin
+		vm_publish "pod-sha-$1" "$(sha256sum < /tmp/pod-send.bin)"
+	fi
+	vm_barrier "pod-xfer-$1" 120 || return 1
+	if [ "$ME" = 1 ]; then
+		pod python3 "$XFER" send "$PEERPOD" 5003 /tmp/pod-send.bin 120
+		return
+	fi
+	wait_for 150 test -s /tmp/pod-xfer.rc || { echo "transfer still running"; return 1; }
+	rc=$(val /tmp/pod-xfer.rc)
+	rm -f /tmp/pod-xfer.rc
+	[ "$rc" = 0 ] || { tail -5 /tmp/pod-xfer.out; return 1; }
+	sum=$(vm_fetch 1 "pod-sha-$1" 60) || return 1
+	got=$(sha256sum < /tmp/pod-recv.bin)
+	echo "sent $sum, received $got"
+	[ "$got" = "$sum" ]
+}
+
+t_pod_connected() {
+	ip -n $POD link set net1 type ipoib mode connected || return 1
+	[[ $(ip -n $POD -d link show net1) =~ mode\ +connected ]]
+}
+
+t_pod_connection() {
+	local n
+	t_pod_ping || return 1
+	n=$(pod cat /proc/net/ipoib/net1/stats | kv_get connections)
+	echo "net1 connections: $n"
+	[ "${n:-0}" -ge 1 ]
+}
+
+t_parent_works() { ping_each 3 "$PEERIP"; }
+
+no_cni_child() { [ "$(ipoib_links)" = 1 ] && [ "$(qps)" = "$QPS0" ]; }
+
+t_netns_delete() {
+	ip netns del $POD || return 1
+	if ! wait_for 30 no_cni_child; then
+		echo "after ip netns del: $(ipoib_links) ipoib links, $(qps) QPs (before the child: $QPS0)"
+		ip -o -d link show
+		return 1
+	fi
+	[ ! -e /proc/net/ipoib/net1 ] && [ ! -e $NET/cni0 ]
+}
+
+# --- cycles and removal ---
+
+t_cycles() {
+	local i
+	for ((i = 0; i < CYCLES; i++)); do
+		write $NET/ib0/create_child 0xffff || { echo "cycle $i: create"; return 1; }
+		write $NET/ib0/delete_child 0xffff || { echo "cycle $i: delete"; return 1; }
+	done
+	wait_for 30 no_cni_child || { echo "$(qps) QPs after $CYCLES cycles, $QPS0 before"; return 1; }
+	echo "$CYCLES cycles, $(qps) QPs as before"
+}
+
+t_rmmod_with_children() {
+	write $NET/ib0/create_child 0xffff &&
+		ip link add link ib0 name nlc2 type ipoib || return 1
+	rmmod ipoib_ng || return 1
+	[ ! -e $NET/ib0.ffff ] && [ ! -e $NET/nlc2 ] && [ "$(qps)" = 0 ]
+}
+
+ktap_begin ipoib_ng_e2e_children
+check() { ktap_check "$@"; }
+check setup_ib0_up setup
+QPS0=$(qps)
+check sysfs_create_child_ib0_ffff t_sysfs_create
+check sysfs_same_pkey_not_unique t_sysfs_duplicate
+check sysfs_bad_pkeys_refused_nothing_made t_sysfs_bad_values
+check no_child_of_a_child t_no_grandchild
+check sysfs_delete_child_then_enodev t_sysfs_delete
+check netlink_child_with_parents_pkey t_nl_parent_pkey
+check netlink_children_share_pkey_mode_umcast t_nl_share_pkey
+check netlink_bad_pkey_no_parent_refused t_nl_refused
+check netlink_del_children_not_parent t_nl_delete
+vm_barrier children-cni 300
+check cni_child_in_namespace_renamed_up t_cni_setup
+vm_barrier children-cni-up 300
+check cni_pod_to_pod_ping t_pod_ping
+check cni_pod_to_pod_sha256_datagram t_pod_xfer datagram
+check cni_parent_keeps_working t_parent_works
+check cni_pod_connected_mode t_pod_connected
+vm_barrier children-cni-cm 300
+check cni_pod_to_pod_connection t_pod_connection
+check cni_pod_to_pod_sha256_connected t_pod_xfer connected
+vm_barrier children-cni-done 300
+check cni_netns_delete_takes_child_and_qps t_netns_delete
+check "sysfs_${CYCLES}_create_delete_cycles_qps_back" t_cycles
+check rmmod_with_children_present t_rmmod_with_children
+ktap_end
