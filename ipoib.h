@@ -136,6 +136,9 @@ struct ipng_mcast_ops {
  *	following a port change; may sleep; -EAGAIN: try again later
  * @cm_path: fill the path record a connected-mode REQ to @dgid carries;
  *	may sleep; -EAGAIN: not yet, ask again shortly
+ * @mcast_user_joined: true if another client of this port (user space
+ *	through rdma_cm/ucma) joined @mgid through the SA; NULL where groups
+ *	have no SA membership (RoCE). Used with umcast.
  * @cm_retry: transport and RNR retry counts of RC connections (a lossy
  *	Ethernet needs retries, InfiniBand IPoIB uses none)
  *
@@ -154,6 +157,8 @@ struct ipng_fabric_ops {
 	int (*repair_gids)(struct ipng_dev *ipd);
 	int (*cm_path)(struct ipng_dev *ipd, const union ib_gid *dgid,
 		       struct sa_path_rec *rec);
+	bool (*mcast_user_joined)(struct ipng_dev *ipd,
+				  const union ib_gid *mgid);
 	u8 cm_retry;
 };
 
@@ -401,8 +406,9 @@ struct ipng_tx_budget {
  * @ic: the device's client data, whose @ports lists this interface
  * @sysfs_child: made through create_child (its P_Key unique among those,
  *	removed by delete_child)
- * @umcast: user multicast (IFLA_IPOIB_UMCAST, sysfs umcast): reported,
- *	changes nothing yet
+ * @umcast: user multicast (IFLA_IPOIB_UMCAST, sysfs umcast): groups of
+ *	the multicast list that user space joined through the SA are left
+ *	to it (ipng_mcast_work()); written by ipng_set_umcast()
  * @chans: channels 0 .. @max_chans - 1 (NULL where not in use)
  * @nchans: channels in use (ethtool -L combined)
  * @max_chans: channels the device's completion vectors and CPUs allow
@@ -778,6 +784,11 @@ int ipng_mcast_init(struct ipng_dev *ipd);
 void ipng_mcast_cleanup(struct ipng_dev *ipd);
 void ipng_mcast_start(struct ipng_dev *ipd);
 void ipng_mcast_stop(struct ipng_dev *ipd);
+int ipng_mcast_leave_to_user(struct ipng_mcast *mc, union ib_gid *gids, int n,
+			     bool (*user_joined)(void *ctx,
+						 const union ib_gid *mgid),
+			     void *ctx);
+void ipng_set_umcast(struct ipng_dev *ipd, bool on);
 void ipng_mcast_rx_mode(struct ipng_dev *ipd);
 void ipng_mcast_dump(struct ipng_dev *ipd, struct seq_file *m);
 unsigned int ipng_mcast_count(struct ipng_dev *ipd);

@@ -13,6 +13,10 @@
  * port. Children are made and removed under RTNL; &ipng_ca.ports lists
  * them with the port interfaces (under &ipng_ca.lock).
  *
+ * Also the sysfs attributes of every interface (ipng_sysfs_group: mode,
+ * umcast and pkey everywhere, create_child and delete_child on port
+ * interfaces, parent on children).
+ *
  * Teardown of a child, in order:
  *  1. unregistration (under RTNL) stops it and calls ipng_child_uninit():
  *     no new port work, off the device's list;
@@ -353,8 +357,34 @@ static ssize_t parent_show(struct device *dev, struct device_attribute *attr,
 }
 static DEVICE_ATTR_RO(parent);
 
+static ssize_t umcast_show(struct device *dev, struct device_attribute *attr,
+			   char *buf)
+{
+	return sysfs_emit(buf, "%d\n",
+			  READ_ONCE(ipng_priv(to_net_dev(dev))->umcast));
+}
+
+/* Any number; not 0 turns it on, as with the kernel's IPoIB. */
+static ssize_t umcast_store(struct device *dev, struct device_attribute *attr,
+			    const char *buf, size_t len)
+{
+	struct net_device *ndev = to_net_dev(dev);
+	unsigned int val;
+	int err;
+
+	if (!ns_capable(dev_net(ndev)->user_ns, CAP_NET_ADMIN))
+		return -EPERM;
+	err = kstrtouint(buf, 0, &val);
+	if (err)
+		return err;
+	ipng_set_umcast(ipng_priv(ndev), val);
+	return len;
+}
+static DEVICE_ATTR_RW(umcast);
+
 static struct attribute *ipng_sysfs_attrs[] = {
 	&ipng_attr_mode.attr,
+	&dev_attr_umcast.attr,
 	&dev_attr_create_child.attr,
 	&dev_attr_delete_child.attr,
 	&dev_attr_pkey.attr,

@@ -664,6 +664,48 @@ static union ib_gid *ipng_mcast_wanted(struct ipng_dev *ipd, int *count)
 	return gids;
 }
 
+/**
+ * ipng_mcast_leave_to_user() - umcast: the groups user space has, not ours
+ * @mc: state
+ * @gids: the wanted groups, broadcast first (ipng_mcast_wanted())
+ * @n: entries in @gids
+ * @user_joined: true if another client of the port joined a group
+ * @ctx: passed to @user_joined
+ *
+ * Drops from @gids the groups that another client joined and that @mc
+ * does not hold or join as a full member already (as ours they would be
+ * joined a second time; one of ours stays ours). The broadcast group
+ * always stays.
+ *
+ * Return: the entries kept, in their order at the start of @gids.
+ */
+int ipng_mcast_leave_to_user(struct ipng_mcast *mc, union ib_gid *gids, int n,
+			     bool (*user_joined)(void *ctx,
+						 const union ib_gid *mgid),
+			     void *ctx)
+{
+	struct ipng_mcast_info info;
+	int i, kept = min(n, 1);
+
+	for (i = 1; i < n; i++) {
+		bool ours = !ipng_mcast_group_info(mc, &gids[i], &info) &&
+			    info.join == IPNG_MC_FULL;
+
+		if (!ours && user_joined(ctx, &gids[i]))
+			continue;
+		gids[kept++] = gids[i];
+	}
+	return kept;
+}
+EXPORT_SYMBOL_IF_KUNIT(ipng_mcast_leave_to_user);
+
+static bool ipng_dev_mc_user_joined(void *ctx, const union ib_gid *mgid)
+{
+	struct ipng_dev *ipd = ctx;
+
+	return ipd->fabric->mcast_user_joined(ipd, mgid);
+}
+
 static void ipng_mcast_work(struct work_struct *work)
 {
 	struct ipng_dev *ipd = container_of(to_delayed_work(work),
@@ -673,8 +715,13 @@ static void ipng_mcast_work(struct work_struct *work)
 	int n;
 
 	wanted = ipng_mcast_wanted(ipd, &n);
-	if (wanted)
+	if (wanted) {
+		if (READ_ONCE(ipd->umcast) && ipd->fabric->mcast_user_joined)
+			n = ipng_mcast_leave_to_user(ipd->mcast, wanted, n,
+						     ipng_dev_mc_user_joined,
+						     ipd);
 		ipng_mcast_set_wanted(ipd->mcast, wanted, n);
+	}
 	kfree(wanted);
 	ipng_mcast_set_sendonly_timeout(ipd->mcast,
 					ipng_path_timeout_jiffies());
@@ -739,6 +786,23 @@ void ipng_mcast_start(struct ipng_dev *ipd)
 void ipng_mcast_stop(struct ipng_dev *ipd)
 {
 	ipng_mcast_set_running(ipd->mcast, false);
+}
+
+/**
+ * ipng_set_umcast() - leave groups user space joined to it, or not
+ * @ipd: interface
+ * @on: the new setting (sysfs umcast, IFLA_IPOIB_UMCAST)
+ *
+ * Any process context. The multicast list is looked at again.
+ */
+void ipng_set_umcast(struct ipng_dev *ipd, bool on)
+{
+	if (READ_ONCE(ipd->umcast) == on)
+		return;
+	WRITE_ONCE(ipd->umcast, on);
+	if (on)
+		netdev_info(ipd->ndev, "multicast groups user space joined are left to it\n");
+	mod_delayed_work(ipng_mc_wq, &ipd->mcast_work, 0);
 }
 
 /**

@@ -43,10 +43,10 @@ static int ipng_changelink(struct net_device *ndev, struct nlattr *tb[],
 			   struct netlink_ext_ack *extack)
 {
 	struct ipng_dev *ipd = ipng_priv(ndev);
+	int err;
 
 	if (!data)
 		return 0;
-	int err;
 
 	if (data[IFLA_IPOIB_PKEY] &&
 	    (nla_get_u16(data[IFLA_IPOIB_PKEY]) | IPNG_PKEY_FULL) != ipd->pkey) {
@@ -61,7 +61,7 @@ static int ipng_changelink(struct net_device *ndev, struct nlattr *tb[],
 			return err;
 	}
 	if (data[IFLA_IPOIB_UMCAST])
-		WRITE_ONCE(ipd->umcast, !!nla_get_u16(data[IFLA_IPOIB_UMCAST]));
+		ipng_set_umcast(ipd, !!nla_get_u16(data[IFLA_IPOIB_UMCAST]));
 	return 0;
 }
 

@@ -425,6 +425,16 @@ static int ipng_ib_mcast_ah_attr(struct ipng_dev *ipd,
 					IB_GID_TYPE_IB, attr);
 }
 
+/* Any membership of this port in @mgid that ib_sa knows of. */
+static bool ipng_ib_mcast_user_joined(struct ipng_dev *ipd,
+				      const union ib_gid *mgid)
+{
+	struct ib_sa_mcmember_rec rec;
+	union ib_gid gid = *mgid;
+
+	return !ib_sa_get_mcmember_rec(ipd->ca, ipd->port, &gid, &rec);
+}
+
 /* The SM owns InfiniBand GIDs: nothing to repair. */
 static int ipng_ib_repair_gids(struct ipng_dev *ipd)
 {
@@ -441,5 +451,6 @@ const struct ipng_fabric_ops ipng_fabric_ib = {
 	.mcast_ah_attr	= ipng_ib_mcast_ah_attr,
 	.repair_gids	= ipng_ib_repair_gids,
 	.cm_path	= ipng_ib_cm_path,
+	.mcast_user_joined = ipng_ib_mcast_user_joined,
 	.cm_retry	= 0,
 };

@@ -8,7 +8,9 @@
 # delete_child, names <parent>.<pkey>, unique, bad values refused with
 # nothing made), the netlink ones ipoib-cni and systemd-networkd use (ip
 # link add link ib0 ... type ipoib [pkey] [mode] [umcast], children that
-# share a P_Key, no child of a child, ip link del), the ipoib-cni flow
+# share a P_Key, no child of a child, ip link del), umcast through sysfs
+# and netlink, every change refused without CAP_NET_ADMIN (also to root
+# in a user namespace of its own), the ipoib-cni flow
 # between the two VMs (a child moved into a namespace, renamed, proxy_arp,
 # MTU, up; ping and a sha256-checked transfer pod to pod in both modes
 # while ib0 keeps working; the namespace deleted takes the child and its
@@ -173,6 +175,58 @@ t_nl_refused() {
 	return $rc
 }
 
+# umcast through sysfs and netlink (changelink), the same setting; a bad
+# value changes nothing.
+t_umcast() {
+	local out err
+	[ "$(val $NET/nlc1/umcast)" = 1 ] || { echo "nlc1 made with umcast 1 reads $(val $NET/nlc1/umcast)"; return 1; }
+	[ "$(val $NET/ib0/umcast)" = 0 ] || { echo "ib0 umcast $(val $NET/ib0/umcast)"; return 1; }
+	write $NET/ib0/umcast 1 || return 1
+	out=$(ip -d link show ib0) || return 1
+	[[ $out =~ umcast\ +0*1 ]] || { echo "$out"; return 1; }
+	ip link set ib0 type ipoib umcast 0 || return 1
+	[ "$(val $NET/ib0/umcast)" = 0 ] || { echo "netlink umcast 0: sysfs says $(val $NET/ib0/umcast)"; return 1; }
+	if err=$(write $NET/ib0/umcast yes); then
+		echo "umcast 'yes' accepted"
+		return 1
+	fi
+	echo "umcast 'yes': $err"
+	[[ $err == *'Invalid argument'* ]] && [ "$(val $NET/ib0/umcast)" = 0 ]
+}
+
+# refused PROGRAM...: run it without CAP_NET_ADMIN; it must fail with
+# EPERM.
+refused() {
+	local out
+	if out=$(setpriv --bounding-set=-net_admin --inh-caps=-net_admin -- "$@" 2>&1); then
+		echo "allowed without CAP_NET_ADMIN: $*"
+		return 1
+	fi
+	[[ $out == *'ot permitted'* ]] || { echo "$*: $out"; return 1; }
+}
+
+# Root without CAP_NET_ADMIN changes nothing through sysfs, netlink or
+# ethtool, and neither does root in a user namespace of its own (it has
+# CAP_NET_ADMIN there, not in the namespace ib0 lives in).
+t_privileges() {
+	local n rc=0 f mode usecs
+	n=$(ipoib_links)
+	mode=$(val $NET/ib0/mode)
+	usecs=$(ethtool -c ib0 | grep '^rx-usecs:')
+	for f in "create_child 0x8001" "delete_child 0xffff" "mode connected" "umcast 1"; do
+		refused bash -c "echo ${f#* } > $NET/ib0/${f%% *}" || rc=1
+		refused unshare -U -r -- bash -c "echo ${f#* } > $NET/ib0/${f%% *}" || rc=1
+	done
+	refused ip link add link ib0 name nocap0 type ipoib || rc=1
+	refused ip link set ib0 type ipoib mode connected || rc=1
+	refused ethtool -C ib0 rx-usecs 17 || rc=1
+	[ "$(ipoib_links)" = "$n" ] || { echo "interfaces $n -> $(ipoib_links)"; rc=1; }
+	[ "$(val $NET/ib0/mode)" = "$mode" ] || { echo "mode changed"; rc=1; }
+	[ "$(val $NET/ib0/umcast)" = 0 ] || { echo "umcast changed"; rc=1; }
+	[ "$(ethtool -c ib0 | grep '^rx-usecs:')" = "$usecs" ] || { echo "coalescing changed"; rc=1; }
+	return $rc
+}
+
 t_nl_delete() {
 	ip link del nlc0 && ip link del nlc1 || return 1
 	ip link del ib0
@@ -287,6 +341,8 @@ check sysfs_delete_child_then_enodev t_sysfs_delete
 check netlink_child_with_parents_pkey t_nl_parent_pkey
 check netlink_children_share_pkey_mode_umcast t_nl_share_pkey
 check netlink_bad_pkey_no_parent_refused t_nl_refused
+check umcast_sysfs_and_netlink t_umcast
+check privileges_needed t_privileges
 check netlink_del_children_not_parent t_nl_delete
 vm_barrier children-cni 300
 check cni_child_in_namespace_renamed_up t_cni_setup

@@ -625,6 +625,79 @@ static void ipng_mc_test_free_leaves(struct kunit *test)
 	KUNIT_ASSERT_NOT_ERR_OR_NULL(test, ff->mc);
 }
 
+/**
+ * struct user_groups - what other clients of the port joined (umcast)
+ * @g: their groups
+ * @n: entries in @g
+ * @asked: calls of user_has()
+ */
+struct user_groups {
+	const union ib_gid *g[4];
+	int n;
+	int asked;
+};
+
+static bool user_has(void *ctx, const union ib_gid *mgid)
+{
+	struct user_groups *u = ctx;
+	int i;
+
+	u->asked++;
+	for (i = 0; i < u->n; i++)
+		if (!memcmp(u->g[i], mgid, sizeof(*mgid)))
+			return true;
+	return false;
+}
+
+/*
+ * umcast: a group user space joined is left to it unless it is ours
+ * already as a full member; the broadcast group is always ours; a
+ * send-only membership of ours does not keep it.
+ */
+static void ipng_mc_test_leave_to_user(struct kunit *test)
+{
+	struct fake_fabric *ff = test->priv;
+	struct user_groups u = { .g = { &mg[0], &mg[2], &mg[3] }, .n = 3 };
+	struct rdma_ah_attr attr;
+	union ib_gid gids[4];
+	int n;
+
+	start_three(test, ff, jiffies);
+	ipng_mcast_sendonly(ff->mc, &mg[3], &attr);
+	ipng_mcast_run(ff->mc, jiffies);
+	KUNIT_ASSERT_EQ(test, info_of(test, ff, 3).join, IPNG_MC_SENDONLY);
+	memcpy(gids, mg, sizeof(gids));
+	n = ipng_mcast_leave_to_user(ff->mc, gids, 4, user_has, &u);
+	KUNIT_ASSERT_EQ(test, n, 3);
+	IPNG_EXPECT_MEMEQ(test, &gids[0], &mg[0], sizeof(mg[0]));
+	IPNG_EXPECT_MEMEQ(test, &gids[1], &mg[1], sizeof(mg[1]));
+	IPNG_EXPECT_MEMEQ(test, &gids[2], &mg[2], sizeof(mg[2]));
+	/* The broadcast group and our full members are not even asked about. */
+	KUNIT_EXPECT_EQ(test, u.asked, 1);
+
+	/* User space left mg[3]: it is wanted like any other group. */
+	u.n = 2;
+	memcpy(gids, mg, sizeof(gids));
+	KUNIT_EXPECT_EQ(test, ipng_mcast_leave_to_user(ff->mc, gids, 4,
+						       user_has, &u), 4);
+	IPNG_EXPECT_MEMEQ(test, &gids[3], &mg[3], sizeof(mg[3]));
+
+	/* Ours as a full member, it stays ours when user space joins too. */
+	ipng_mcast_set_wanted(ff->mc, mg, 4);
+	ipng_mcast_run(ff->mc, jiffies);
+	KUNIT_ASSERT_EQ(test, info_of(test, ff, 3).join, IPNG_MC_FULL);
+	u.n = 3;
+	u.asked = 0;
+	KUNIT_EXPECT_EQ(test, ipng_mcast_leave_to_user(ff->mc, gids, 4,
+						       user_has, &u), 4);
+	KUNIT_EXPECT_EQ(test, u.asked, 0);
+	/* Nothing wanted: nothing kept, nothing asked. */
+	u.asked = 0;
+	KUNIT_EXPECT_EQ(test, ipng_mcast_leave_to_user(ff->mc, gids, 0,
+						       user_has, &u), 0);
+	KUNIT_EXPECT_EQ(test, u.asked, 0);
+}
+
 static struct kunit_case ipng_mc_cases[] = {
 	KUNIT_CASE(ipng_mc_test_join_all),
 	KUNIT_CASE(ipng_mc_test_wait_for_broadcast),
@@ -640,6 +713,7 @@ static struct kunit_case ipng_mc_cases[] = {
 	KUNIT_CASE(ipng_mc_test_sendonly_to_full),
 	KUNIT_CASE(ipng_mc_test_sendonly_failure),
 	KUNIT_CASE(ipng_mc_test_free_leaves),
+	KUNIT_CASE(ipng_mc_test_leave_to_user),
 	{}
 };
 
