@@ -205,25 +205,47 @@ refused() {
 	[[ $out == *'ot permitted'* ]] || { echo "$*: $out"; return 1; }
 }
 
+SYSFS_WRITES=("create_child 0x8001" "delete_child 0xffff" "mode connected" "umcast 1")
+
+# unchanged N MODE USECS: the interface count, ib0's mode, umcast and
+# rx-usecs are as they were.
+unchanged() {
+	local rc=0
+	[ "$(ipoib_links)" = "$1" ] || { echo "interfaces $1 -> $(ipoib_links)"; rc=1; }
+	[ "$(val $NET/ib0/mode)" = "$2" ] || { echo "mode changed"; rc=1; }
+	[ "$(val $NET/ib0/umcast)" = 0 ] || { echo "umcast changed"; rc=1; }
+	[ "$(ethtool -c ib0 | grep '^rx-usecs:')" = "$3" ] || { echo "coalescing changed"; rc=1; }
+	return $rc
+}
+
 # Root without CAP_NET_ADMIN changes nothing through sysfs, netlink or
-# ethtool, and neither does root in a user namespace of its own (it has
-# CAP_NET_ADMIN there, not in the namespace ib0 lives in).
+# ethtool.
 t_privileges() {
 	local n rc=0 f mode usecs
 	n=$(ipoib_links)
 	mode=$(val $NET/ib0/mode)
 	usecs=$(ethtool -c ib0 | grep '^rx-usecs:')
-	for f in "create_child 0x8001" "delete_child 0xffff" "mode connected" "umcast 1"; do
+	for f in "${SYSFS_WRITES[@]}"; do
 		refused bash -c "echo ${f#* } > $NET/ib0/${f%% *}" || rc=1
-		refused unshare -U -r -- bash -c "echo ${f#* } > $NET/ib0/${f%% *}" || rc=1
 	done
 	refused ip link add link ib0 name nocap0 type ipoib || rc=1
 	refused ip link set ib0 type ipoib mode connected || rc=1
 	refused ethtool -C ib0 rx-usecs 17 || rc=1
-	[ "$(ipoib_links)" = "$n" ] || { echo "interfaces $n -> $(ipoib_links)"; rc=1; }
-	[ "$(val $NET/ib0/mode)" = "$mode" ] || { echo "mode changed"; rc=1; }
-	[ "$(val $NET/ib0/umcast)" = 0 ] || { echo "umcast changed"; rc=1; }
-	[ "$(ethtool -c ib0 | grep '^rx-usecs:')" = "$usecs" ] || { echo "coalescing changed"; rc=1; }
+	unchanged "$n" "$mode" "$usecs" || rc=1
+	return $rc
+}
+
+# Neither does root of a user namespace of its own: it has CAP_NET_ADMIN
+# there, not in the user namespace that owns ib0's network namespace.
+t_userns_root() {
+	local n rc=0 f mode usecs
+	n=$(ipoib_links)
+	mode=$(val $NET/ib0/mode)
+	usecs=$(ethtool -c ib0 | grep '^rx-usecs:')
+	for f in "${SYSFS_WRITES[@]}"; do
+		refused unshare -U -r -- bash -c "echo ${f#* } > $NET/ib0/${f%% *}" || rc=1
+	done
+	unchanged "$n" "$mode" "$usecs" || rc=1
 	return $rc
 }
 
@@ -343,6 +365,11 @@ check netlink_children_share_pkey_mode_umcast t_nl_share_pkey
 check netlink_bad_pkey_no_parent_refused t_nl_refused
 check umcast_sysfs_and_netlink t_umcast
 check privileges_needed t_privileges
+if unshare -U -r true 2>/dev/null; then
+	check user_namespace_root_refused t_userns_root
+else
+	ktap_skip user_namespace_root_refused "kernel without user namespaces (CONFIG_USER_NS)"
+fi
 check netlink_del_children_not_parent t_nl_delete
 vm_barrier children-cni 300
 check cni_child_in_namespace_renamed_up t_cni_setup
