@@ -39,10 +39,26 @@ passed=0
 failed=0
 
 pass() { passed=$((passed + 1)); echo "PASS: $1"; }
-fail() { failed=$((failed + 1)); echo "FAIL: $1"; }
+fail() {
+	failed=$((failed + 1))
+	echo "FAIL: $1"
+	echo "$1" >> "$results/failed.txt"
+}
 step() { echo "=== $1 ($((SECONDS - start)) s)"; }
 
+# The failures again at the very end, with what each failed case printed
+# (failure_notes), so that a CI log cut to its first and last lines still
+# names them.
+recap() {
+	[ -s "$results/failed.txt" ] || [ -s "$results/failure-notes.txt" ] || return 0
+	echo "=== failed:"
+	[ -s "$results/failed.txt" ] && sed 's/^/  /' "$results/failed.txt"
+	[ -s "$results/failure-notes.txt" ] && head -40 "$results/failure-notes.txt"
+	return 0
+}
+
 finish() {
+	recap
 	echo "=== done in $((SECONDS - start)) s; results in $results"
 	echo "$passed passed, $failed failed"
 	[ "$failed" = 0 ]
@@ -356,7 +372,10 @@ parse_ktaps() {
 			continue
 		fi
 		grep -E '\[(FAILED|CRASHED)\]' <<<"$out" | sed 's/^/    /'
-		[ "${f:-0}" = 0 ] || failure_notes "$k"
+		if [ "${f:-0}" != 0 ]; then
+			failure_notes "$k"
+			{ echo "  $name:"; failure_notes "$k"; } >> "$results/failure-notes.txt"
+		fi
 		passed=$((passed + ${p:-0}))
 		failed=$((failed + ${f:-0}))
 		case $name in

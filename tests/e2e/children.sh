@@ -194,18 +194,44 @@ t_umcast() {
 	[[ $err == *'Invalid argument'* ]] && [ "$(val $NET/ib0/umcast)" = 0 ]
 }
 
-# refused PROGRAM...: run it without CAP_NET_ADMIN; it must fail with
-# EPERM.
-refused() {
-	local out
-	if out=$(setpriv --bounding-set=-net_admin --inh-caps=-net_admin -- "$@" 2>&1); then
-		echo "allowed without CAP_NET_ADMIN: $*"
-		return 1
-	fi
-	[[ $out == *'ot permitted'* ]] || { echo "$*: $out"; return 1; }
+# refused_all PREFIX... :: OP...: the operations (each "sysfs FILE VALUE"
+# for a write to ib0's FILE or "run PROGRAM ARGS", words without quotes)
+# in one bash started by PREFIX (setpriv or unshare: one program start
+# for all of them, as each costs about a second here); every one must fail
+# with EPERM.
+refused_all() {
+	local pre=() op script='' out line sec='' ok=1 rc=0
+	while [ "$1" != :: ]; do pre+=("$1"); shift; done
+	shift
+	for op in "$@"; do
+		script+="echo '@ $op';"
+		case $op in
+		sysfs\ *)
+			op=${op#sysfs }
+			script+="echo ${op#* } 2>&1 > $NET/ib0/${op%% *} && echo ALLOWED;" ;;
+		run\ *) script+="${op#run } 2>&1 && echo ALLOWED;" ;;
+		esac
+	done
+	out=$("${pre[@]}" bash -c "$script echo '@ end'" 2>&1)
+	while IFS= read -r line; do
+		case $line in
+		'@ '*)
+			if [ -n "$sec" ] && [ $ok = 0 ]; then
+				echo "not refused with EPERM: $sec"
+				rc=1
+			fi
+			sec=${line#@ } ok=0 ;;
+		ALLOWED) ok=0; sec+=" (allowed)"; echo "allowed: $sec"; rc=1; sec='' ;;
+		*'ot permitted'*) ok=1 ;;
+		*) [ -n "$sec" ] && echo "$sec: $line" ;;
+		esac
+	done <<<"$out"
+	[ "$sec" = end ] || { echo "incomplete: $out"; return 1; }
+	return $rc
 }
 
-SYSFS_WRITES=("create_child 0x8001" "delete_child 0xffff" "mode connected" "umcast 1")
+SYSFS_WRITES=("sysfs create_child 0x8001" "sysfs delete_child 0xffff" "sysfs mode connected"
+	      "sysfs umcast 1")
 
 # unchanged N MODE USECS: the interface count, ib0's mode, umcast and
 # rx-usecs are as they were.
@@ -221,16 +247,14 @@ unchanged() {
 # Root without CAP_NET_ADMIN changes nothing through sysfs, netlink or
 # ethtool.
 t_privileges() {
-	local n rc=0 f mode usecs
+	local n rc=0 mode usecs
 	n=$(ipoib_links)
 	mode=$(val $NET/ib0/mode)
 	usecs=$(ethtool -c ib0 | grep '^rx-usecs:')
-	for f in "${SYSFS_WRITES[@]}"; do
-		refused bash -c "echo ${f#* } > $NET/ib0/${f%% *}" || rc=1
-	done
-	refused ip link add link ib0 name nocap0 type ipoib || rc=1
-	refused ip link set ib0 type ipoib mode connected || rc=1
-	refused ethtool -C ib0 rx-usecs 17 || rc=1
+	refused_all setpriv --bounding-set=-net_admin --inh-caps=-net_admin -- :: \
+		"${SYSFS_WRITES[@]}" "run ip link add link ib0 name nocap0 type ipoib" \
+		"run ip link set ib0 type ipoib mode connected" \
+		"run ethtool -C ib0 rx-usecs 17" || rc=1
 	unchanged "$n" "$mode" "$usecs" || rc=1
 	return $rc
 }
@@ -238,13 +262,11 @@ t_privileges() {
 # Neither does root of a user namespace of its own: it has CAP_NET_ADMIN
 # there, not in the user namespace that owns ib0's network namespace.
 t_userns_root() {
-	local n rc=0 f mode usecs
+	local n rc=0 mode usecs
 	n=$(ipoib_links)
 	mode=$(val $NET/ib0/mode)
 	usecs=$(ethtool -c ib0 | grep '^rx-usecs:')
-	for f in "${SYSFS_WRITES[@]}"; do
-		refused unshare -U -r -- bash -c "echo ${f#* } > $NET/ib0/${f%% *}" || rc=1
-	done
+	refused_all unshare -U -r -- :: "${SYSFS_WRITES[@]}" || rc=1
 	unchanged "$n" "$mode" "$usecs" || rc=1
 	return $rc
 }
