@@ -22,7 +22,7 @@
 
 #define IPNG_SA_TIMEOUT_MS	1000
 #define IPNG_JOIN_FULL		BIT(FULLMEMBER_JOIN)
-#define IPNG_JOIN_SENDONLY	BIT(SENDONLY_NONMEBER_JOIN)
+#define IPNG_JOIN_SENDONLY	BIT(SENDONLY_FULLMEMBER_JOIN)
 
 /**
  * ipng_sa_path_query() - build the PathRecord query for one destination
@@ -94,8 +94,10 @@ EXPORT_SYMBOL_IF_KUNIT(ipng_sa_path_to_ah);
  * @rec: filled
  * @q: what to join and with which parameters
  *
- * Full joins set JoinState FullMember, send-only joins SendOnlyNonMember.
- * Without @q->tmpl the group is only joined if it exists; with it, the
+ * Full joins set JoinState FullMember, send-only joins SendOnlyFullMember
+ * (IBA 1.3): unlike SendOnlyNonMember, such a member may create the
+ * group, as a host that sends to ff02::2 or ff02::16, which no one else
+ * joins, needs. Without @q->tmpl the group is only joined if it exists; with it, the
  * group is created if absent with the template's Q_Key, P_Key, MTU, rate,
  * SL, traffic class, flow label and hop limit (the broadcast group's, or
  * the IPoIB defaults for the broadcast group itself).

@@ -89,14 +89,14 @@ fi
 kunit_py=$kdir/source/tools/testing/kunit/kunit.py
 checkpatch=$kdir/source/scripts/checkpatch.pl
 
-# build NAME KDIR DIR: W=1 C=2 build in DIR; any compiler or sparse warning
-# fails it.
+# build NAME KDIR DIR [MODULE]: W=1 C=2 build in DIR that must produce
+# MODULE (default ipoib_ng.ko); any compiler or sparse warning fails it.
 build() {
-	local name=$1 kd=$2 dir=$3 log=$results/build-$1.log
+	local name=$1 kd=$2 dir=$3 ko=${4:-ipoib_ng.ko} log=$results/build-$1.log
 	make -C "$kd" M="$dir" clean > /dev/null 2>&1
 	if make -C "$kd" M="$dir" W=1 C=2 modules > "$log" 2>&1 &&
 	   ! grep -E 'warning:|error:|WARNING:' "$log" &&
-	   [ -e "$dir/ipoib_ng.ko" ]; then
+	   [ -e "$dir/$ko" ]; then
 		pass "build $name (W=1, sparse)"
 	else
 		grep -E 'warning:|error:|WARNING:|Error' "$log" | head -30
@@ -106,6 +106,8 @@ build() {
 
 step "build against the debug kernel"
 build debug-kernel "$kdir" "$repo"
+# the soft InfiniBand HCA the ib suite runs on (tests/softib)
+build softib "$kdir" "$repo/tests/softib" softib.ko
 for m in ipoib_ng_test ipoib_ng_live_test; do
 	if [ -e $m.ko ]; then
 		pass "KUnit module $m.ko built"

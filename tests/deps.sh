@@ -12,7 +12,7 @@ pkgs=(
 	qemu-system-x86
 	iproute2 rdma-core ibverbs-utils infiniband-diags perftest
 	ethtool iputils-ping arping iperf3 tshark procps busybox-static
-	python3-pyverbs
+	python3-pyverbs opensm
 )
 
 missing=()

@@ -12,7 +12,7 @@ set -u
 . "$IPNG_REPO/tests/vm/guest-lib.sh"
 
 # make long runs stress, and faults and hostile at full size (README).
-suites=(link datagram observe trace tuning connected children recovery hostile faults)
+suites=(link datagram observe trace tuning connected children recovery hostile faults ib)
 kunit=1
 if [ -n "${IPNG_SUITES:-}" ]; then
 	IFS=, read -r -a suites <<<"$IPNG_SUITES"

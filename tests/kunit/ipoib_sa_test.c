@@ -127,7 +127,11 @@ static void ipng_sa_test_join_only(struct kunit *test)
 
 	q.join = IPNG_MC_SENDONLY;
 	ipng_sa_join_query(&rec, &q);
-	KUNIT_EXPECT_EQ(test, rec.join_state, 0x4);	/* SendOnlyNonMember */
+	/* SendOnlyFullMember: may create the group (SendOnlyNonMember not) */
+	KUNIT_EXPECT_EQ(test, rec.join_state, 0x8);
+	q.join = IPNG_MC_FULL;
+	ipng_sa_join_query(&rec, &q);
+	KUNIT_EXPECT_EQ(test, rec.join_state, 0x1);
 }
 
 static void ipng_sa_test_join_create(struct kunit *test)
