@@ -448,7 +448,7 @@ u32 sib_pkt_scatter(const struct sib_pkt *pkt, const struct sib_rwqe *wqe,
 int sib_rc_send(struct sib_qp *qp, const struct ib_send_wr *wr);
 void sib_rc_deliver(struct sib_port *port, struct sib_qp *qp,
 		    struct sib_pkt *pkt);
-void sib_rc_refuse(struct sib_pkt *pkt, enum ib_wc_status status);
+void sib_rc_answer(struct sib_pkt *pkt, enum ib_wc_status status);
 void sib_rc_retry(struct sib_port *port);
 void sib_rc_kick(struct sib_qp *qp);
 void sib_rc_srq_kick(struct sib_srq *srq);

@@ -82,8 +82,14 @@ void sib_sq_discard(struct sib_qp *qp)
 	spin_unlock_irqrestore(&qp->lock, irqf);
 }
 
-/* Tell the sender of @pkt how its message ended. */
-static void sib_rc_answer(struct sib_pkt *pkt, enum ib_wc_status status)
+/**
+ * sib_rc_answer() - tell the sender of an RC message how it ended
+ * @pkt: the message (not freed)
+ * @status: IB_WC_SUCCESS (acknowledged) or the sender's error status
+ *
+ * An answer for a sender since destroyed, flushed or reset is ignored.
+ */
+void sib_rc_answer(struct sib_pkt *pkt, enum ib_wc_status status)
 {
 	struct sib_qp *qp = sib_qp_lookup(pkt->from, pkt->src_qpn);
 
@@ -92,16 +98,6 @@ static void sib_rc_answer(struct sib_pkt *pkt, enum ib_wc_status status)
 	if (qp->serial == pkt->src_serial)
 		sib_rc_complete(qp, pkt->psn, status);
 	sib_qp_put(qp);
-}
-
-/**
- * sib_rc_refuse() - fail an RC message at its sender
- * @pkt: the message (not freed)
- * @status: the sender's completion status
- */
-void sib_rc_refuse(struct sib_pkt *pkt, enum ib_wc_status status)
-{
-	sib_rc_answer(pkt, status);
 }
 
 /**
@@ -287,7 +283,7 @@ void sib_rc_deliver(struct sib_port *port, struct sib_qp *qp,
 	if (err) {
 		/* no receive and no RNR retries: the sender fails */
 		sib_count(port, SIB_DROP_RNR);
-		sib_rc_refuse(pkt, IB_WC_RNR_RETRY_EXC_ERR);
+		sib_rc_answer(pkt, IB_WC_RNR_RETRY_EXC_ERR);
 		sib_pkt_free(pkt);
 		goto out;
 	}
@@ -385,7 +381,7 @@ void sib_rc_flush_held(struct sib_qp *qp)
 	list_for_each_entry_safe(pkt, next, &held, list) {
 		list_del(&pkt->list);
 		sib_count(qp->port, SIB_DROP_NOQP);
-		sib_rc_refuse(pkt, IB_WC_RETRY_EXC_ERR);
+		sib_rc_answer(pkt, IB_WC_RETRY_EXC_ERR);
 		sib_pkt_free(pkt);
 	}
 }

@@ -57,7 +57,7 @@ void sib_drop(struct sib_port *port, struct sib_pkt *pkt, enum sib_count why)
 {
 	sib_count(port, why);
 	if (pkt->rc)
-		sib_rc_refuse(pkt, IB_WC_RETRY_EXC_ERR);
+		sib_rc_answer(pkt, IB_WC_RETRY_EXC_ERR);
 	sib_pkt_free(pkt);
 }
 
