@@ -7,6 +7,7 @@
 #   make check           everything CI runs: lint, builds, KUnit, VM tests
 #   make demo            two VMs with ipoib_ng, addresses and link info shown
 #   make vm-shell        two VMs, a shell on the first one
+#   make ib-shell        one VM with the soft InfiniBand fabric and OpenSM up, a shell
 #   make bench           throughput and latency on the fast kernel (see README)
 #   make soak            10 min of iperf3 under random mode/ethtool changes (README)
 #   make long            the long suites: stress, the full fault matrix, a
@@ -19,7 +20,7 @@ KDIR := $(shell if [ -d $(RUNNING_KDIR) ]; then echo $(RUNNING_KDIR); \
 	else tests/vm/kernel.sh debug --path-only; fi)
 endif
 
-.PHONY: all modules clean check demo vm-shell bench soak long kernel
+.PHONY: all modules clean check demo vm-shell ib-shell bench soak long kernel
 
 all: modules
 
@@ -42,6 +43,9 @@ demo:
 
 vm-shell:
 	tests/vm-shell.sh
+
+ib-shell:
+	tests/vm-shell.sh ib
 
 bench:
 	tests/bench/bench.sh

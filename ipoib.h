@@ -357,6 +357,10 @@ struct ipng_chan {
  *	and nothing halts the channels twice
  * @IPNG_F_RECOVER: a QP error was seen: the channel watchdog resets the
  *	channels on its next run (set from any context)
+ * @IPNG_F_NO_PKEY: the last start found the interface's P_Key missing from
+ *	the port's table: the channels stay halted and carrier off until a
+ *	port event finds it there (the channel watchdog does not retry);
+ *	under RTNL
  */
 enum ipng_flags {
 	IPNG_F_OPEN,
@@ -367,6 +371,7 @@ enum ipng_flags {
 	IPNG_F_WATCHDOG,
 	IPNG_F_RUNNING,
 	IPNG_F_RECOVER,
+	IPNG_F_NO_PKEY,
 };
 
 /**
@@ -642,6 +647,9 @@ int ipng_chans_recover(struct ipng_dev *ipd);
 void ipng_chans_error(struct ipng_dev *ipd, struct ipng_chan *c,
 		      const char *why);
 int ipng_chans_mtu_changed(struct ipng_dev *ipd);
+bool ipng_pkey_must_restart(bool running, bool waiting, bool found,
+			    bool moved);
+void ipng_chans_follow_pkey(struct ipng_dev *ipd);
 void ipng_dev_cq_event(struct ib_cq *cq, void *context);
 void ipng_chan_rx(struct ipng_chan *c, struct sk_buff *skb, int target);
 void ipng_ud_send_done(struct ib_cq *cq, struct ib_wc *wc);
@@ -792,6 +800,7 @@ void ipng_set_umcast(struct ipng_dev *ipd, bool on);
 void ipng_mcast_rx_mode(struct ipng_dev *ipd);
 void ipng_mcast_dump(struct ipng_dev *ipd, struct seq_file *m);
 unsigned int ipng_mcast_count(struct ipng_dev *ipd);
+unsigned long ipng_mcast_rejoins(struct ipng_mcast *mc);
 
 /* ipoib_ib.c */
 struct ipng_ah *ipng_ah_create(struct ipng_dev *ipd,
@@ -808,6 +817,7 @@ static inline struct ipng_ah *ipng_ah_get(struct ipng_ah *ah)
 int ipng_ib_init(struct ipng_dev *ipd);
 void ipng_ib_cleanup(struct ipng_dev *ipd);
 int ipng_ib_open(struct ipng_dev *ipd);
+int ipng_ib_find_pkey(struct ipng_dev *ipd, u16 *index);
 void ipng_ib_stop(struct ipng_dev *ipd);
 int ipng_ib_qp_to_rts(struct ipng_dev *ipd, struct ib_qp *qp);
 void ipng_ib_qp_error(struct ipng_dev *ipd, struct ib_qp *qp);

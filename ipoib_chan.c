@@ -719,15 +719,27 @@ static void ipng_chans_reset(struct ipng_dev *ipd, bool running)
 		ipng_ib_qp_reset(ipd, ipng_chan(ipd, i)->qp);
 }
 
-/* Bring every channel's QP to RTS and start the channels. */
+/*
+ * Bring every channel's QP to RTS and start the channels: -ENOENT, with
+ * nothing touched, when the P_Key is not in the port's table.
+ */
 static int ipng_chans_start(struct ipng_dev *ipd)
 {
 	unsigned int i;
+	u16 index;
 	int err;
 
 	ASSERT_RTNL();
 	if (WARN_ON_ONCE(test_bit(IPNG_F_RUNNING, &ipd->flags)))
 		return -EBUSY;
+	/* The P_Key's index now: the SM may have moved or removed it. */
+	err = ipng_ib_find_pkey(ipd, &index);
+	if (err) {
+		set_bit(IPNG_F_NO_PKEY, &ipd->flags);
+		return err;
+	}
+	clear_bit(IPNG_F_NO_PKEY, &ipd->flags);
+	WRITE_ONCE(ipd->pkey_index, index);
 
 	for (i = 0; i < ipd->nchans; i++) {
 		err = ipng_ib_qp_to_rts(ipd, ipng_chan(ipd, i)->qp);
@@ -785,8 +797,10 @@ static void ipng_chans_halt(struct ipng_dev *ipd, bool cm)
  * ipng_chans_open() - start the datapath of every channel
  * @ipd: interface; RTNL held (ndo_open), P_Key index known
  *
- * Return: 0, or the error of the QP transitions or the receive buffer
- * allocation; every QP is back in RESET on failure.
+ * Return: 0, -ENOENT when the P_Key is not in the port's table (the
+ * channels stay halted, the channel watchdog runs), or the error of the
+ * QP transitions or the receive buffer allocation; every QP is back in
+ * RESET on failure.
  */
 int ipng_chans_open(struct ipng_dev *ipd)
 {
@@ -794,10 +808,11 @@ int ipng_chans_open(struct ipng_dev *ipd)
 
 	ASSERT_RTNL();
 	err = ipng_chans_start(ipd);
-	if (err)
+	/* Without its P_Key the interface opens halted (ipng_ib_open()). */
+	if (err && err != -ENOENT)
 		return err;
 	queue_delayed_work(ipng_wq, &ipd->stall_work, IPNG_STALL_PERIOD);
-	return 0;
+	return err;
 }
 
 /**
@@ -812,6 +827,7 @@ void ipng_chans_stop(struct ipng_dev *ipd)
 	clear_bit(IPNG_F_TX_STALL, &ipd->flags);
 	clear_bit(IPNG_F_RECOVER, &ipd->flags);
 	clear_bit(IPNG_F_WATCHDOG, &ipd->flags);
+	clear_bit(IPNG_F_NO_PKEY, &ipd->flags);
 }
 
 /**
@@ -857,7 +873,10 @@ int ipng_chans_restart(struct ipng_dev *ipd,
 	/* A timeout seen before the reset is answered by it. */
 	clear_bit(IPNG_F_WATCHDOG, &ipd->flags);
 	if (err) {
-		if (net_ratelimit())
+		if (err == -ENOENT)
+			netdev_info(ipd->ndev, "P_Key 0x%04x left the table of port %u: carrier off until it is back\n",
+				    ipd->pkey, ipd->port);
+		else if (net_ratelimit())
 			netdev_err(ipd->ndev, "cannot restart the channels: %d; trying again\n",
 				   err);
 		/* Carrier off first: the watchdog leaves such a device be. */
@@ -873,12 +892,61 @@ int ipng_chans_restart(struct ipng_dev *ipd,
 	return 0;
 }
 
-/* ---- stuck send queues ---- */
-
 static void ipng_chans_nop(struct ipng_dev *ipd, void *arg)
 {
 	clear_bit(IPNG_F_TX_STALL, &ipd->flags);
 }
+
+/**
+ * ipng_pkey_must_restart() - does a P_Key table change restart the channels
+ * @running: the channels are started
+ * @waiting: they are halted because the P_Key was missing
+ * @found: the P_Key is in the table now
+ * @moved: it is at another index than the channels' QPs use
+ *
+ * Running channels restart when their P_Key left (the restart finds it
+ * missing and leaves them halted, carrier off) or moved; channels waiting
+ * for their P_Key start when it is back. Channels halted for any other
+ * reason are the channel watchdog's.
+ *
+ * Return: true to restart.
+ */
+bool ipng_pkey_must_restart(bool running, bool waiting, bool found,
+			    bool moved)
+{
+	if (running)
+		return !found || moved;
+	return waiting && found;
+}
+EXPORT_SYMBOL_IF_KUNIT(ipng_pkey_must_restart);
+
+/**
+ * ipng_chans_follow_pkey() - the port's P_Key table may have changed
+ * @ipd: interface; RTNL held (the port work)
+ *
+ * Restarts the channels of an open interface as ipng_pkey_must_restart()
+ * says; carrier follows in ipng_apply_port().
+ */
+void ipng_chans_follow_pkey(struct ipng_dev *ipd)
+{
+	bool found;
+	u16 index;
+
+	ASSERT_RTNL();
+	if (!test_bit(IPNG_F_OPEN, &ipd->flags))
+		return;
+	found = !ipng_ib_find_pkey(ipd, &index);
+	if (!ipng_pkey_must_restart(test_bit(IPNG_F_RUNNING, &ipd->flags),
+				    test_bit(IPNG_F_NO_PKEY, &ipd->flags),
+				    found, found && index != ipd->pkey_index))
+		return;
+	if (found)
+		netdev_info(ipd->ndev, "P_Key 0x%04x at index %u of port %u: channels restart\n",
+			    ipd->pkey, index, ipd->port);
+	ipng_chans_restart(ipd, ipng_chans_nop, NULL);
+}
+
+/* ---- stuck send queues ---- */
 
 /**
  * ipng_chans_recover() - reset every channel of an open interface
@@ -977,8 +1045,11 @@ static void ipng_stall_work(struct work_struct *work)
 	}
 	if (!test_bit(IPNG_F_OPEN, &ipd->flags))
 		goto out;
-	/* A failed reset left the channels halted: try again. */
-	halted = !test_bit(IPNG_F_RUNNING, &ipd->flags);
+	/* A failed reset left the channels halted: try again (not when
+	 * they wait for their P_Key: a port event brings it).
+	 */
+	halted = !test_bit(IPNG_F_RUNNING, &ipd->flags) &&
+		 !test_bit(IPNG_F_NO_PKEY, &ipd->flags);
 	for (i = 0; i < ipd->nchans && !halted; i++)
 		if (ipng_chan_stuck(ipng_chan(ipd, i)) && stuck < 0)
 			stuck = i;

@@ -224,7 +224,7 @@ static struct ib_qp *ipng_cm_tx_qp(struct ipng_cm_tx *tx)
 	};
 	struct ib_qp_attr attr = {
 		.qp_state	= IB_QPS_INIT,
-		.pkey_index	= ipd->pkey_index,
+		.pkey_index	= READ_ONCE(ipd->pkey_index),
 		.port_num	= ipd->port,
 	};
 	struct ib_qp *qp;

@@ -71,7 +71,7 @@ int ipng_ib_qp_to_rts(struct ipng_dev *ipd, struct ib_qp *qp)
 {
 	struct ib_qp_attr attr = {
 		.qp_state	= IB_QPS_INIT,
-		.pkey_index	= ipd->pkey_index,
+		.pkey_index	= READ_ONCE(ipd->pkey_index),
 		.port_num	= ipd->port,
 		.qkey		= ipd->qkey,
 	};
@@ -134,30 +134,46 @@ void ipng_ib_qp_reset(struct ipng_dev *ipd, struct ib_qp *qp)
 }
 
 /**
+ * ipng_ib_find_pkey() - where the interface's P_Key sits in the port's table
+ * @ipd: interface
+ * @index: on success, its index
+ *
+ * The subnet manager moves P_Keys to other indexes, takes them away and
+ * puts them back (PKEY_CHANGE); ib_core's cache is up to date by the time
+ * the event reaches us. A limited-membership entry matches when there is
+ * no full one.
+ *
+ * Return: 0, or -ENOENT when the P_Key is not in the table.
+ */
+int ipng_ib_find_pkey(struct ipng_dev *ipd, u16 *index)
+{
+	return ib_find_pkey(ipd->ca, ipd->port, ipd->pkey, index) ? -ENOENT : 0;
+}
+
+/**
  * ipng_ib_open() - make the UD QP ready to send and receive
  * @ipd: interface; called under RTNL from ndo_open
  *
- * Looks the interface P_Key up in the port's table (it may have moved since
- * the last open) and starts the channels, whose QPs go through INIT, RTR
- * and RTS.
+ * Starts the channels, whose QPs go through INIT, RTR and RTS with the
+ * index the interface's P_Key has now. An interface whose P_Key is not in
+ * the port's table opens all the same, with its channels halted and
+ * carrier off, as the kernel's IPoIB does: the port event that brings the
+ * P_Key starts them (ipng_chans_follow_pkey()).
  *
- * Return: 0, -ENOENT when the P_Key is no longer in the table, or the verbs
- * error; the QP is back in RESET on failure.
+ * Return: 0, or the verbs error; the QP is back in RESET on failure.
  */
 int ipng_ib_open(struct ipng_dev *ipd)
 {
-	u16 index;
 	int err;
 
 	ASSERT_RTNL();
-	err = ib_find_pkey(ipd->ca, ipd->port, ipd->pkey, &index);
-	if (err) {
-		netdev_err(ipd->ndev, "P_Key 0x%04x not in the table of port %u\n",
-			   ipd->pkey, ipd->port);
-		return -ENOENT;
-	}
-	ipd->pkey_index = index;
-	return ipng_chans_open(ipd);
+	err = ipng_chans_open(ipd);
+	if (err != -ENOENT)
+		return err;
+	netdev_info(ipd->ndev, "P_Key 0x%04x not in the table of port %u: carrier off until it is\n",
+		    ipd->pkey, ipd->port);
+	netif_carrier_off(ipd->ndev);
+	return 0;
 }
 
 /**

@@ -69,6 +69,8 @@ struct ipng_mcast_group {
  * @groups: wanted or held groups, the broadcast group first
  * @running: the interface is up; groups are wanted
  * @rejoin: every held group must be left and joined again
+ * @rejoins: groups marked for that so far (written under @lock, read
+ *	without it)
  * @dead: being freed; no more kicks
  * @pass_lock: one pass at a time, so only one caller drives @ops
  * @sendonly_timeout: jiffies an unused send-only membership is kept
@@ -82,6 +84,7 @@ struct ipng_mcast {
 	struct list_head groups;
 	bool running;
 	bool rejoin;
+	unsigned long rejoins;
 	bool dead;
 
 	struct mutex pass_lock;	/* serializes ipng_mcast_run() */
@@ -308,6 +311,21 @@ out:
 EXPORT_SYMBOL_IF_KUNIT(ipng_mcast_sendonly);
 
 /**
+ * ipng_mcast_rejoins() - groups rejoined so far
+ * @mc: state
+ *
+ * Any context.
+ *
+ * Return: how many held groups ipng_mcast_run() marked to be left and
+ * joined again after ipng_mcast_rejoin() calls.
+ */
+unsigned long ipng_mcast_rejoins(struct ipng_mcast *mc)
+{
+	return READ_ONCE(mc->rejoins);
+}
+EXPORT_SYMBOL_IF_KUNIT(ipng_mcast_rejoins);
+
+/**
  * ipng_mcast_rejoin() - leave and join every held group again
  * @mc: state
  *
@@ -462,6 +480,8 @@ unsigned long ipng_mcast_run(struct ipng_mcast *mc, unsigned long now)
 		mc->rejoin = false;
 		list_for_each_entry(grp, &mc->groups, list) {
 			grp->must_leave = grp->m.join != IPNG_MC_NONE;
+			if (grp->must_leave)
+				WRITE_ONCE(mc->rejoins, mc->rejoins + 1);
 			grp->backoff = 0;
 			if (grp->state == IPNG_MC_BACKOFF)
 				ipng_mc_set_state(mc, grp, IPNG_MC_IDLE);

@@ -25,7 +25,11 @@ static int ipng_open(struct net_device *ndev)
 	ipng_cm_open(ipd);
 	ipng_paths_start(ipd);
 	ipng_mcast_start(ipd);
-	netif_tx_start_all_queues(ndev);
+	/* Halted without its P_Key: the restart that finds it wakes them. */
+	if (test_bit(IPNG_F_RUNNING, &ipd->flags))
+		netif_tx_start_all_queues(ndev);
+	else
+		netif_tx_stop_all_queues(ndev);
 	queue_work(ipng_wq, &ipd->notify_work);
 	return 0;
 }
@@ -101,6 +105,7 @@ void ipng_stats_read(struct ipng_dev *ipd, u64 c[IPNG_STAT_MAX])
 	c[IPNG_STAT_RX_BYTES] = t.rx_bytes;
 	c[IPNG_STAT_TX_PACKETS] = t.tx_packets;
 	c[IPNG_STAT_TX_BYTES] = t.tx_bytes;
+	c[IPNG_STAT_MCAST_REJOINS] = ipd->mcast ? ipng_mcast_rejoins(ipd->mcast) : 0;
 }
 EXPORT_SYMBOL_IF_KUNIT(ipng_stats_read);
 
@@ -316,8 +321,10 @@ static void ipng_port_work(struct work_struct *work)
 	struct ipng_dev *ipd = container_of(work, struct ipng_dev, port_work);
 	struct ipng_port_view view;
 
+	ipng_stat_add_bh(ipd->stats, IPNG_STAT_PORT_EVENTS, 1);
 	ipng_read_port(ipd, &view);
 	rtnl_lock();
+	ipng_chans_follow_pkey(ipd);
 	ipng_apply_port(ipd, &view);
 	rtnl_unlock();
 	/* Whatever changed, cached address handles may now be wrong, and

@@ -33,6 +33,8 @@ const char * const ipng_stat_names[IPNG_STAT_MAX] = {
 	[IPNG_STAT_QP_ERRORS]		= "qp_errors",
 	[IPNG_STAT_RECOVERIES]		= "recoveries",
 	[IPNG_STAT_CM_PEER_CAP]		= "cm_peer_cap_reached",
+	[IPNG_STAT_PORT_EVENTS]		= "port_events",
+	[IPNG_STAT_MCAST_REJOINS]	= "mcast_rejoins",
 };
 
 /**

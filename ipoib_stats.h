@@ -47,6 +47,13 @@
  * @IPNG_STAT_CM_PEER_CAP: connections refused (sent over UD instead)
  *	because the peer's GID holds IPNG_CM_PER_PEER connections (or failed
  *	markers) already
+ * @IPNG_STAT_PORT_EVENTS: times the interface re-read its port (a port
+ *	event: state, LID, SM, P_Key, GID, client reregister; or a channel
+ *	recovery), each flushing its paths and connections and rejoining its
+ *	groups
+ * @IPNG_STAT_MCAST_REJOINS: groups left and joined again after a port
+ *	event or after the subnet manager lost them (from the multicast
+ *	state, not per CPU: see ipng_stats_read())
  * @IPNG_STAT_MAX: number of counters
  */
 enum ipng_stat {
@@ -75,6 +82,8 @@ enum ipng_stat {
 	IPNG_STAT_QP_ERRORS,
 	IPNG_STAT_RECOVERIES,
 	IPNG_STAT_CM_PEER_CAP,
+	IPNG_STAT_PORT_EVENTS,
+	IPNG_STAT_MCAST_REJOINS,
 	IPNG_STAT_MAX
 };
 

@@ -131,6 +131,21 @@ t_sysfs_delete() {
 
 # --- netlink (ipoib-cni, systemd-networkd) ---
 
+# A child whose P_Key is in no table (rxe's holds only 0xffff) comes up
+# with carrier off, as the kernel's IPoIB does, instead of failing to
+# open; the InfiniBand suite shows it coming up once the SM adds it.
+t_nl_absent_pkey() {
+	local rc=0
+	ip link add link ib0 name nlp0 type ipoib pkey 0x8001 || return 1
+	ip link set nlp0 up || { echo "open refused"; rc=1; }
+	sleep 2
+	ip -o link show nlp0
+	ip -o link show nlp0 | grep -q 'LOWER_UP' && { echo "carrier on"; rc=1; }
+	ip -o link show nlp0 | grep -q '<.*UP' || rc=1
+	ip link del nlp0 || rc=1
+	return $rc
+}
+
 t_nl_parent_pkey() {
 	local out
 	ip link add link ib0 name nlc0 type ipoib || return 1
@@ -385,6 +400,7 @@ check sysfs_delete_child_then_enodev t_sysfs_delete
 check netlink_child_with_parents_pkey t_nl_parent_pkey
 check netlink_children_share_pkey_mode_umcast t_nl_share_pkey
 check netlink_bad_pkey_no_parent_refused t_nl_refused
+check netlink_child_absent_pkey_up_no_carrier t_nl_absent_pkey
 check umcast_sysfs_and_netlink t_umcast
 check privileges_needed t_privileges
 if unshare -U -r true 2>/dev/null; then

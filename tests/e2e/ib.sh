@@ -10,87 +10,25 @@
 # broadcast group's MTU, path records, ARP/ND, ping, TCP, multicast and
 # the memberships OpenSM records. KTAP on stdout.
 set -u
-. "$IPNG_REPO/tests/vm/guest-lib.sh"
+# shellcheck source=../softib/fabric.sh
+. "$IPNG_REPO/tests/softib/fabric.sh"
 
-KO=${IPNG_KO:-$IPNG_REPO/ipoib_ng.ko}
-SIB=$IPNG_REPO/tests/softib/softib.ko
 XFER=$IPNG_REPO/tests/e2e/xfer.py
-SM_GUID=0x02aa5e0000000001	# softib0's port GUID (tests/softib)
-B_GUID=0x02aa5e0000000101	# softib1's
 BCAST_MTU=2048			# the default partition's, in partitions.conf
-SMDIR=/tmp/ib-sm
 DBG=/sys/kernel/debug/ipoib_ng
 A='' B=''			# the interfaces of softib0 and softib1
-IPA=10.12.0.1 IPB=10.12.0.2
-
-# The port attribute NAME of an HCA, as ibstat prints it.
-ibstat_of() {
-	ibstat "$1" 1 | awk -F': ' -v k="$2" '$1 ~ "^[ \t]*" k "$" { print $2; exit }'
-}
-lid_of() { ibstat_of "$1" 'Base lid'; }
-port_active() { [ "$(ibstat_of "$1" State)" = Active ]; }
-
-# OpenSM on softib0's port, with its own config, partitions and log.
-sm_start() {
-	mkdir -p $SMDIR
-	printf 'force_log_flush TRUE\n' > $SMDIR/opensm.conf
-	printf 'Default=0x7fff, ipoib, mtu=%d : ALL=full;\n' \
-		"$(mtu_code $BCAST_MTU)" > $SMDIR/partitions.conf
-	opensm -F $SMDIR/opensm.conf -P $SMDIR/partitions.conf -g $SM_GUID \
-		-f $SMDIR/opensm.log -s 5 -B > $SMDIR/stdout 2>&1 || return 1
-	wait_for 60 grep -q 'SUBNET UP' $SMDIR/opensm.log &&
-		wait_for 30 port_active softib0 && wait_for 30 port_active softib1
-}
-
-# IBA MTU code of a byte count (partitions.conf wants the code).
-mtu_code() {
-	case $1 in 256) echo 1 ;; 512) echo 2 ;; 1024) echo 3 ;;
-	2048) echo 4 ;; 4096) echo 5 ;; esac
-}
-
-# The ipoib_ng interface whose device is the HCA $1.
-ifname_of() {
-	local n d
-	for n in /sys/class/net/*; do
-		d=$(readlink -f "$n/device" 2>/dev/null) || continue
-		[ "${d##*/}" = "$1" ] && echo "${n##*/}" && return 0
-	done
-	return 1
-}
 
 in_a() { ip netns exec h1 "$@"; }
 in_b() { ip netns exec h2 "$@"; }
-# Read through netlink: sysfs is not remounted by ip netns exec here.
-carrier_in() { ip -n "$1" -o link show "$2" | grep -q 'LOWER_UP'; }
-mtu_in() { ip -n "$1" -o link show "$2" | sed -n 's/.* mtu \([0-9]*\) .*/\1/p'; }
 
 setup() {
-	insmod "$SIB" || return 1
-	sm_start || { tail -20 $SMDIR/opensm.log; return 1; }
-	insmod "$KO" || return 1
-	wait_for 10 ifname_of softib0 > /dev/null &&
-		wait_for 10 ifname_of softib1 > /dev/null || return 1
-	A=$(ifname_of softib0)
-	B=$(ifname_of softib1)
-	# ktap_check runs this in a subshell: the names reach the suite here
-	echo "$A $B" > $SMDIR/ifnames
-	ip netns add h1 && ip netns add h2 &&
-		ip link set "$A" netns h1 && ip link set "$B" netns h2 || return 1
-	ip -n h1 link set lo up && ip -n h2 link set lo up &&
-		ip -n h1 addr add $IPA/24 dev "$A" &&
-		ip -n h2 addr add $IPB/24 dev "$B" &&
-		ip -n h1 link set "$A" up && ip -n h2 link set "$B" up || return 1
-	wait_for 30 carrier_in h1 "$A" && wait_for 30 carrier_in h2 "$B"
+	sm_partitions $BCAST_MTU
+	fabric_up
 }
 
 teardown() {
 	pkill -f "$XFER" 2>/dev/null
-	ip netns del h1 2>/dev/null
-	ip netns del h2 2>/dev/null
-	rmmod ipoib_ng 2>/dev/null
-	pkill -x opensm
-	wait_for 10 sh -c '! pgrep -x opensm'
-	rmmod softib
+	fabric_down
 }
 
 # --- the fabric, as the infiniband-diags tools see it ---
@@ -248,6 +186,308 @@ t_counters() {
 		[ "$(kv_get tx_packets <<<"$s")" -gt 0 ]
 }
 
+# --- connected mode over InfiniBand: ib_cm REQ with the SA's path ---
+
+CM_MTU=65520
+PARAM=/sys/module/ipoib_ng/parameters
+
+# eth_in NS IF NAME: the ethtool -S counter NAME of IF in namespace NS.
+eth_in() { ip netns exec "$1" ethtool -S "$2" | kv_get "$3"; }
+# sib_counter DEV NAME: a counter of the soft HCA DEV (tests/softib).
+sib_counter() { kv_get "$2" < /sys/kernel/debug/softib/"$1"/counters; }
+# cm_live IF: IF has a live tx and a live rx connection (debugfs cm).
+cm_live() {
+	grep -q '^tx .* state live ' "$DBG/$1/cm" &&
+		grep -q '^rx .* state live ' "$DBG/$1/cm"
+}
+cm_lines() { grep -c -v '^#' "$DBG/$1/cm"; }
+cm_none() { [ "$(cm_lines "$A")" = 0 ] && [ "$(cm_lines "$B")" = 0 ]; }
+# RC QPs ipoib_ng holds on either HCA.
+rc_qps() { rdma res show qp | grep -c ' type RC .*ipoib_ng'; }
+no_rc_qps() { [ "$(rc_qps)" = 0 ]; }
+
+# Both sides to connected mode (netlink), MTU 65520, flag in the address.
+t_cm_mode() {
+	local ns ifn
+	for ns in h1 h2; do
+		ifn=$A
+		[ $ns = h2 ] && ifn=$B
+		ip -n $ns link set "$ifn" type ipoib mode connected &&
+			ip -n $ns link set "$ifn" mtu $CM_MTU || return 1
+		ip -n $ns -d -o link show "$ifn" | grep -q "mtu $CM_MTU .*mode connected" &&
+			ip -n $ns -o link show "$ifn" | grep -q 'link/infiniband 80:' ||
+			{ ip -n $ns -d link show "$ifn"; return 1; }
+	done
+}
+
+# 60000-byte echoes, unfragmented: only an RC connection carries them.
+# ib_cm's REQ carried the path OpenSM gave; both ends see the connection
+# live, and softib's RC acknowledged the sends.
+t_cm_ping() {
+	local ack0 ack1
+	ack0=$(sib_counter softib1 rc_acked)
+	in_a ping -c 3 -s 60000 -M do -W 5 $IPB &&
+		in_b ping -c 3 -s 60000 -M do -W 5 $IPA || return 1
+	wait_for 10 cm_live "$A" && wait_for 10 cm_live "$B" ||
+		{ cat "$DBG/$A/cm" "$DBG/$B/cm"; return 1; }
+	ack1=$(sib_counter softib1 rc_acked)
+	cat "$DBG/$A/cm"
+	echo "softib1 rc_acked $ack0 -> $ack1"
+	[ $((ack1 - ack0)) -ge 3 ]
+}
+
+# 8 MiB over TCP with MSS near 65480, checked with sha256, with no
+# fallback to UD on the way.
+t_cm_tcp() {
+	local fb0 fb1
+	fb0=$(eth_in h1 "$A" tx_cm_fallback)
+	t_tcp_sha256 || return 1
+	fb1=$(eth_in h1 "$A" tx_cm_fallback)
+	echo "tx_cm_fallback $fb0 -> $fb1"
+	[ "$fb1" = "$fb0" ]
+}
+
+# Idle connections are reaped after cm_idle_timeout, with their RC QPs.
+t_cm_reap() {
+	local rc=0
+	echo 3 > $PARAM/cm_idle_timeout || return 1
+	wait_for 30 cm_none || { cat "$DBG/$A/cm" "$DBG/$B/cm"; rc=1; }
+	wait_for 10 no_rc_qps || { rdma res show qp | grep ' RC '; rc=1; }
+	echo 60 > $PARAM/cm_idle_timeout || rc=1
+	return $rc
+}
+
+# max_connections=0: echoes still answered, over UD, and counted; the
+# 60000-byte one with DF is refused with "fragmentation needed".
+t_cm_fallback() {
+	local rc=0 fb0 fb1 cap0 cap1
+	fb0=$(eth_in h1 "$A" tx_cm_fallback)
+	cap0=$(eth_in h1 "$A" cm_cap_reached)
+	echo 0 > $PARAM/max_connections || return 1
+	in_a ping -c 3 -W 5 $IPB || rc=1
+	fb1=$(eth_in h1 "$A" tx_cm_fallback)
+	cap1=$(eth_in h1 "$A" cm_cap_reached)
+	echo "tx_cm_fallback $fb0 -> $fb1, cm_cap_reached $cap0 -> $cap1"
+	[ $((fb1 - fb0)) -ge 3 ] && [ $((cap1 - cap0)) -ge 1 ] || rc=1
+	grep -q '^tx .* state live ' "$DBG/$A/cm" && { cat "$DBG/$A/cm"; rc=1; }
+	echo 4096 > $PARAM/max_connections || rc=1
+	return $rc
+}
+
+# Back to datagram mode: the MTU returns to the group's, traffic goes on.
+t_cm_back() {
+	ip -n h1 link set "$A" type ipoib mode datagram &&
+		ip -n h2 link set "$B" type ipoib mode datagram || return 1
+	[ "$(mtu_in h1 "$A")" = $((BCAST_MTU - 4)) ] || return 1
+	in_a ping -c 2 -W 5 $IPB && wait_for 30 no_rc_qps
+}
+
+# --- fabric events: the SM restarts, a LID moves, the SM is away, the
+# cable is pulled ---
+
+BCAST_MGID=ff12:401b:ffff::ffff:ffff
+SIB_DBG=/sys/kernel/debug/softib
+
+# The port GIDs saquery -m lists as members of the broadcast group. The
+# query is a trusted one (OpenSM's default SM_Key, 1): to others OpenSM
+# gives each member's record with its PortGid zeroed.
+bcast_members() {
+	saquery -C softib0 --smkey 1 -m 2>/dev/null | awk -F'[.]+' -v g=$BCAST_MGID '
+		$1 ~ /MGID$/ { on = ($2 == g) }
+		on && $1 ~ /PortGid$/ { print $2 }' | sort -u
+}
+bcast_both() { [ "$(bcast_members | wc -l)" = 2 ]; }
+# above NS IF NAME N: the counter NAME of IF is above N.
+above() { [ "$(eth_in "$1" "$2" "$3")" -gt "$4" ]; }
+ping_ab() { in_a ping -c 1 -W 2 $IPB > /dev/null; }
+dlid_of_b() {
+	grep 'fe80:0000:0000:0000:02aa:5e00:0000:0101' "$DBG/$A/paths" |
+		grep -o 'dlid=0x[0-9a-f]*' | cut -d= -f2
+}
+
+# OpenSM killed and started again: its first sweep as master sets
+# ClientReregister on both ports; each interface counts the port event,
+# rejoins its groups (the new SM knows no member), and traffic resumes.
+t_sm_restart() {
+	local pa ra rb
+	pa=$(eth_in h1 "$A" port_events)
+	ra=$(eth_in h1 "$A" mcast_rejoins) rb=$(eth_in h2 "$B" mcast_rejoins)
+	sm_stop && sm_start || return 1
+	grep -c 'client rereg' $SMDIR/opensm.log
+	wait_for 30 above h1 "$A" mcast_rejoins "$ra" &&
+		wait_for 30 above h2 "$B" mcast_rejoins "$rb" ||
+		{ echo "mcast_rejoins did not move from $ra/$rb"; return 1; }
+	wait_for 30 bcast_both || { saquery -C softib0 --smkey 1 -m; return 1; }
+	echo "broadcast group members: $(bcast_members | tr '\n' ' ')"
+	echo "port_events $pa -> $(eth_in h1 "$A" port_events)," \
+		"mcast_rejoins $ra -> $(eth_in h1 "$A" mcast_rejoins)"
+	above h1 "$A" port_events "$pa" &&
+		wait_for 20 ping_ab && in_b ping -c 2 -W 5 $IPA > /dev/null
+}
+
+# B's LID moves (OpenSM restarted with another LID for B in its
+# guid2lid file): B raises LID_CHANGE, both ports are reregistered, A's
+# path to B is flushed and resolved again with the new DLID.
+NEW_LID=48
+t_lid_change() {
+	local old g2l=$OSM_CACHE_DIR/guid2lid lid
+	old=$(lid_of softib1)
+	sm_stop || return 1
+	grep -q "^$B_GUID " $g2l || { cat $g2l; return 1; }
+	sed -i "s/^$B_GUID .*/$B_GUID $(printf '0x%04x 0x%04x' $NEW_LID $NEW_LID)/" $g2l
+	sm_start || return 1
+	wait_for 30 sh -c "ibstat softib1 1 | grep -q 'Base lid: $NEW_LID\$'" ||
+		{ ibstat softib1 1; return 1; }
+	wait_for 30 ping_ab || return 1
+	lid=$(dlid_of_b)
+	echo "softib1 LID $old -> $(lid_of softib1), A's path to B: dlid $lid"
+	[ "$lid" = "$(printf '0x%04x' $NEW_LID)" ] && in_b ping -c 2 -W 5 $IPA > /dev/null
+}
+
+# OpenSM away for four times the path timeout: a path in use stays
+# cached (pings every half second across the SM's stop lose nothing while
+# the SA cannot answer), and once the SM is back (reregistering both
+# ports, which flushes the paths) paths are resolved from the SA again.
+t_sm_away() {
+	local rc=0 pid lid
+	in_a ping -c 50 -i 0.5 -W 2 $IPB > /tmp/ib-away.out &
+	pid=$!
+	sleep 2
+	echo 3 > $PARAM/path_timeout || rc=1
+	sm_stop || rc=1
+	sleep 12
+	lid=$(dlid_of_b)
+	echo "with the SM away 12 s, A's path to B: dlid $lid"
+	[ -n "$lid" ] || rc=1
+	wait $pid || rc=1
+	tail -2 /tmp/ib-away.out
+	grep -q ' 0% packet loss' /tmp/ib-away.out || rc=1
+	sm_start || rc=1
+	wait_for 30 ping_ab || rc=1
+	[ "$(dlid_of_b)" = "$(printf '0x%04x' "$(lid_of softib1)")" ] || rc=1
+	echo 300 > $PARAM/path_timeout || rc=1
+	return $rc
+}
+
+no_carrier_in() { ! carrier_in "$@"; }
+
+# The cable pulled: both ports go down and carrier follows; plugged in
+# again, OpenSM's next sweep brings the ports to ACTIVE, carrier comes
+# back and traffic resumes.
+t_port_down_up() {
+	local pa rc=0
+	pa=$(eth_in h1 "$A" port_events)
+	echo 0 > $SIB_DBG/softib1/link || return 1
+	wait_for 20 no_carrier_in h1 "$A" && wait_for 20 no_carrier_in h2 "$B" ||
+		{ echo "carrier stayed on with the cable out"; rc=1; }
+	ping_ab && { echo "ping answered with the cable out"; rc=1; }
+	echo 1 > $SIB_DBG/softib1/link || return 1
+	wait_for 60 port_active softib0 && wait_for 60 port_active softib1 ||
+		{ ibstat softib1 1; return 1; }
+	wait_for 30 carrier_in h1 "$A" && wait_for 30 carrier_in h2 "$B" || return 1
+	wait_for 30 ping_ab || return 1
+	echo "port_events $pa -> $(eth_in h1 "$A" port_events)"
+	above h1 "$A" port_events "$pa" && return $rc
+}
+
+# --- partitions: P_Key children of both hosts in 0x8001 and 0x8002 ---
+
+PARTS=('P1=0x8001, ipoib, mtu=4 : ALL=full;' 'P2=0x8002, ipoib, mtu=4 : ALL=full;')
+# pkey_in HCA PKEY: PKEY (full member) is in the port's P_Key table.
+pkey_in() { grep -qx "$2" /sys/class/infiniband/"$1"/ports/1/pkeys/*; }
+both_have() { pkey_in softib0 "$1" && pkey_in softib1 "$1"; }
+neither_has() { ! pkey_in softib0 "$1" && ! pkey_in softib1 "$1"; }
+# OpenSM reads partitions.conf again on SIGHUP (a heavy sweep).
+sm_reread() { pkill -HUP -x opensm; }
+# child NS PARENT NAME PKEY ADDR: a netlink child, addressed and up.
+child() {
+	ip -n "$1" link add link "$2" name "$3" type ipoib pkey "$4" &&
+		ip -n "$1" addr add "$5"/24 dev "$3" && ip -n "$1" link set "$3" up
+}
+# The 20-byte link address of IF in NS.
+lladdr_of() {
+	ip -n "$1" -o link show "$2" | grep -o 'link/infiniband [0-9a-f:]*' | cut -d' ' -f2
+}
+
+# OpenSM puts the new partitions in both ports' tables; children of both
+# hosts in 0x8001 talk, with the P_Key in their broadcast address.
+t_part_children() {
+	sm_partitions $BCAST_MTU "${PARTS[@]}"
+	sm_reread
+	wait_for 60 both_have 0x8001 && wait_for 30 both_have 0x8002 ||
+		{ cat /sys/class/infiniband/softib1/ports/1/pkeys/* | sort -u; return 1; }
+	child h1 "$A" pa1 0x8001 10.13.1.1 && child h2 "$B" pb1 0x8001 10.13.1.2 ||
+		return 1
+	wait_for 30 carrier_in h1 pa1 && wait_for 30 carrier_in h2 pb1 || return 1
+	ip -n h1 -o link show pa1 | grep -q 'brd 00:ff:ff:ff:ff:12:40:1b:80:01:' ||
+		{ ip -n h1 link show pa1; return 1; }
+	in_a ping -c 3 -W 5 10.13.1.2 && in_b ping -c 3 -W 5 10.13.1.1 &&
+		in_a ping -c 2 -W 5 $IPB
+}
+
+# A child of 0x8002 on A sends to B's child of 0x8001 (a static
+# neighbour with its address, the SA gives a path in 0x8002): softib1
+# drops the datagrams for their P_Key, no echo comes back.
+t_part_isolated() {
+	local d0 d1 rc=0
+	child h1 "$A" pa2 0x8002 10.13.9.1 || return 1
+	ip -n h2 addr add 10.13.9.2/24 dev pb1 || return 1
+	wait_for 30 carrier_in h1 pa2 || return 1
+	ip -n h1 neigh replace 10.13.9.2 lladdr "$(lladdr_of h2 pb1)" dev pa2 nud permanent ||
+		return 1
+	d0=$(sib_counter softib1 drop_pkey)
+	in_a ping -c 3 -W 2 10.13.9.2 && { echo "answered across partitions"; rc=1; }
+	d1=$(sib_counter softib1 drop_pkey)
+	echo "softib1 drop_pkey $d0 -> $d1"
+	[ "$d1" -gt "$d0" ] || rc=1
+	ip -n h1 link del pa2
+	ip -n h2 addr del 10.13.9.2/24 dev pb1
+	return $rc
+}
+
+# Connected mode inside 0x8001: the REQ's path and the RC QPs carry it.
+t_part_connected() {
+	ip -n h1 link set pa1 type ipoib mode connected &&
+		ip -n h2 link set pb1 type ipoib mode connected &&
+		ip -n h1 link set pa1 mtu $CM_MTU && ip -n h2 link set pb1 mtu $CM_MTU ||
+		return 1
+	in_a ping -c 3 -s 60000 -M do -W 5 10.13.1.2 || return 1
+	grep '^tx .* state live ' "$DBG/pa1/cm" || { cat "$DBG/pa1/cm"; return 1; }
+}
+
+# 0x8001 taken out of partitions.conf: the SM removes it from both
+# tables, the children's carrier goes off while the port interfaces keep
+# working; put back, the children come back and talk again.
+t_part_removed() {
+	sm_partitions $BCAST_MTU "${PARTS[1]}"
+	sm_reread
+	wait_for 60 neither_has 0x8001 || return 1
+	wait_for 30 no_carrier_in h1 pa1 && wait_for 30 no_carrier_in h2 pb1 ||
+		{ ip -n h1 link show pa1; return 1; }
+	in_a ping -c 2 -W 5 $IPB > /dev/null || { echo "ib lost with the child"; return 1; }
+	sm_partitions $BCAST_MTU "${PARTS[@]}"
+	sm_reread
+	wait_for 60 both_have 0x8001 || return 1
+	wait_for 30 carrier_in h1 pa1 && wait_for 30 carrier_in h2 pb1 || return 1
+	wait_for 30 sh -c "ip netns exec h1 ping -c 1 -W 2 10.13.1.2 > /dev/null"
+}
+
+# A child made while its P_Key is in no table opens with carrier off,
+# and comes up when the SM adds it.
+t_part_late() {
+	child h1 "$A" pa3 0x8003 10.13.3.1 && child h2 "$B" pb3 0x8003 10.13.3.2 ||
+		return 1
+	sleep 3
+	carrier_in h1 pa3 && { echo "carrier on without the P_Key"; return 1; }
+	sm_partitions $BCAST_MTU "${PARTS[@]}" 'P3=0x8003, ipoib, mtu=4 : ALL=full;'
+	sm_reread
+	wait_for 60 both_have 0x8003 || return 1
+	wait_for 30 carrier_in h1 pa3 && wait_for 30 carrier_in h2 pb3 || return 1
+	wait_for 30 sh -c "ip netns exec h1 ping -c 1 -W 2 10.13.3.2 > /dev/null" &&
+		ip -n h1 link del pa3 && ip -n h2 link del pb3 &&
+		ip -n h1 link del pa1 && ip -n h2 link del pb1
+}
+
 ktap_begin ib
 if [ "$IPNG_VM" != 1 ]; then
 	ktap_skip ib_suite "runs on the first VM (one VM holds the whole fabric)"
@@ -277,5 +517,20 @@ ktap_check sendonly_join_creates_group t_sendonly_create
 ktap_check membership_recorded_by_sm t_membership_in_sm
 ktap_check ipv6_sendonly_groups_created t_ipv6_sendonly_groups
 ktap_check counters t_counters
+ktap_check cm_mode_connected_mtu_65520 t_cm_mode
+ktap_check cm_ping_60000_over_rc t_cm_ping
+ktap_check cm_tcp_8MiB_sha256_no_fallback t_cm_tcp
+ktap_check cm_idle_connections_reaped t_cm_reap
+ktap_check cm_max_connections_0_falls_back_to_ud t_cm_fallback
+ktap_check cm_back_to_datagram t_cm_back
+ktap_check sm_restart_groups_rejoined t_sm_restart
+ktap_check lid_change_path_reresolved t_lid_change
+ktap_check sm_away_cached_paths_kept t_sm_away
+ktap_check cable_pulled_and_back t_port_down_up
+ktap_check partition_children_talk t_part_children
+ktap_check partitions_isolated_pkey_drop t_part_isolated
+ktap_check partition_connected_mode t_part_connected
+ktap_check partition_removed_carrier_follows t_part_removed
+ktap_check partition_added_late_child_comes_up t_part_late
 ktap_check teardown teardown
 ktap_end

@@ -44,7 +44,7 @@ GLOBALS=(rx_packets rx_bytes tx_packets tx_bytes rx_drop_short
 	tx_drop_bad_header tx_drop_too_big tx_drop_post_failed
 	tx_completion_errors tx_drop_ring_full tx_drop_cm_queue tx_cm_fallback
 	cm_cap_reached tx_drop_not_joined rx_drop_backlog tx_timeouts
-	qp_errors recoveries cm_peer_cap_reached)
+	qp_errors recoveries cm_peer_cap_reached port_events mcast_rejoins)
 PER_CH=(rx_packets rx_bytes tx_packets tx_bytes napi_polls cq_events holdoffs)
 # The netdev totals /proc repeats from dev_get_stats().
 TOTALS=(rx_packets tx_packets rx_bytes tx_bytes rx_dropped tx_dropped

@@ -106,11 +106,31 @@ static void ipng_test_child_name(struct kunit *test)
 	KUNIT_EXPECT_LT(test, strlen(name), (size_t)IFNAMSIZ);
 }
 
+/*
+ * The P_Key table changed under an open interface: every combination of
+ * running/waiting and found/moved.
+ */
+static void ipng_test_pkey_follow(struct kunit *test)
+{
+	/* running: restart when the P_Key left or moved */
+	KUNIT_EXPECT_FALSE(test, ipng_pkey_must_restart(true, false, true, false));
+	KUNIT_EXPECT_TRUE(test, ipng_pkey_must_restart(true, false, true, true));
+	KUNIT_EXPECT_TRUE(test, ipng_pkey_must_restart(true, false, false, false));
+	/* waiting for the P_Key: start once it is there, wherever */
+	KUNIT_EXPECT_TRUE(test, ipng_pkey_must_restart(false, true, true, false));
+	KUNIT_EXPECT_TRUE(test, ipng_pkey_must_restart(false, true, true, true));
+	KUNIT_EXPECT_FALSE(test, ipng_pkey_must_restart(false, true, false, false));
+	/* halted by a failed restart: the channel watchdog's, not ours */
+	KUNIT_EXPECT_FALSE(test, ipng_pkey_must_restart(false, false, true, false));
+	KUNIT_EXPECT_FALSE(test, ipng_pkey_must_restart(false, false, false, false));
+}
+
 static struct kunit_case ipng_child_cases[] = {
 	KUNIT_CASE(ipng_test_child_pkey_normalised),
 	KUNIT_CASE(ipng_test_child_pkey_refused),
 	KUNIT_CASE(ipng_test_child_pkey_text),
 	KUNIT_CASE(ipng_test_child_name),
+	KUNIT_CASE(ipng_test_pkey_follow),
 	{}
 };
 

@@ -422,9 +422,11 @@ static void ipng_mc_test_rejoin(struct kunit *test)
 
 	start_three(test, ff, now);
 	ff->kicks = 0;
+	KUNIT_EXPECT_EQ(test, ipng_mcast_rejoins(ff->mc), 0UL);
 	ipng_mcast_rejoin(ff->mc);
 	KUNIT_EXPECT_EQ(test, ff->kicks, 1);
 	ipng_mcast_run(ff->mc, now);
+	KUNIT_EXPECT_EQ(test, ipng_mcast_rejoins(ff->mc), 3UL);
 	KUNIT_EXPECT_EQ(test, ff->leaves, 3);
 	KUNIT_EXPECT_EQ(test, ff->joins, 6);
 	KUNIT_EXPECT_EQ(test, ff->nheld, 3);

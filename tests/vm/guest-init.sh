@@ -183,6 +183,14 @@ if [ "$interactive" = 1 ] && [ "$vm" = 1 ]; then
 	=== modprobe -d \$IPNG_MODDIR <module>; guest script: \$IPNG_SCRIPT; helpers: . \$IPNG_LIB
 	EOF
 	cd /root || true
+	# The guest script prepares the shell's world (make ib-shell: the
+	# soft InfiniBand fabric); a failure is shown, the shell starts anyway.
+	if [ "$script" != none ] && [ -r "$script" ]; then
+		setup=(bash "$script")
+		[ -x "$script" ] && setup=("$script")
+		"${setup[@]}" </dev/null >/dev/ttyS0 2>&1 ||
+			echo "=== $script failed ($?)" >/dev/ttyS0
+	fi
 	setsid -w -c /bin/bash -l </dev/ttyS0 >/dev/ttyS0 2>&1 || rc=$?
 elif [ "$interactive" = 1 ]; then
 	say "interactive run: idle until vm1 ends"
