@@ -586,6 +586,11 @@ struct ipng_dev *ipng_dev_create(struct ipng_ca *ic, u32 port,
 				IPNG_MAX_CHANNELS);
 	if (!ndev)
 		return ERR_PTR(-ENOMEM);
+	/* An RDMA device given a namespace of its own (rdma system set netns
+	 * exclusive; rdma dev set DEV netns NS) has its interfaces there;
+	 * ib_core removes and adds it again when it moves.
+	 */
+	dev_net_set(ndev, read_pnet(&ca->coredev.rdma_net));
 	ipd = ipng_priv(ndev);
 	err = ipng_dev_init(ndev, ic, port, fabric, NULL, 0);
 	if (err)

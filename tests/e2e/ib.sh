@@ -488,6 +488,73 @@ t_part_late() {
 		ip -n h1 link del pa1 && ip -n h2 link del pb1
 }
 
+# Membership: in 0x8005 A is a full member and B a limited one, and
+# they talk; in 0x8004 both are limited (their tables hold 0x0004), and
+# two limited members cannot talk.
+t_part_limited() {
+	local rc=0
+	sm_partitions $BCAST_MTU "${PARTS[@]}" 'P4=0x8004, ipoib, mtu=4 : ALL=limited;' \
+		"P5=0x8005, ipoib, mtu=4 : $SM_GUID=full, $B_GUID=limited;"
+	sm_reread
+	wait_for 60 both_have 0x0004 && wait_for 30 pkey_in softib0 0x8005 &&
+		wait_for 30 pkey_in softib1 0x0005 ||
+		{ cat /sys/class/infiniband/softib1/ports/1/pkeys/* | sort -u; return 1; }
+	child h1 "$A" pa5 0x8005 10.13.5.1 && child h2 "$B" pb5 0x8005 10.13.5.2 &&
+		child h1 "$A" pa4 0x8004 10.13.4.1 && child h2 "$B" pb4 0x8004 10.13.4.2 ||
+		return 1
+	wait_for 30 carrier_in h1 pa5 && wait_for 30 carrier_in h2 pb5 &&
+		wait_for 30 carrier_in h1 pa4 && wait_for 30 carrier_in h2 pb4 || return 1
+	wait_for 30 sh -c "ip netns exec h1 ping -c 1 -W 2 10.13.5.2 > /dev/null" ||
+		{ echo "full and limited members did not talk"; rc=1; }
+	if in_a ping -c 3 -W 2 10.13.4.2; then
+		echo "two limited members talked"
+		rc=1
+	fi
+	echo "softib1 drop_pkey $(sib_counter softib1 drop_pkey)"
+	ip -n h1 link del pa4; ip -n h2 link del pb4
+	ip -n h1 link del pa5; ip -n h2 link del pb5
+	return $rc
+}
+
+# --- an RDMA device in a namespace of its own (exclusive mode) ---
+
+# ib_core switches modes only while init_net is the only namespace; a
+# deleted one is cleaned up asynchronously.
+rdma_netns_mode() { rdma system set netns "$1" 2> /dev/null; }
+# ib_in NS: the InfiniBand interface in namespace NS, which has no other
+# (through netlink: ip netns exec does not remount sysfs here).
+ib_in() {
+	ip -n "$1" -o link show | awk -F': ' '/link\/infiniband/ { sub(/@.*/, "", $2); print $2; exit }' |
+		grep .
+}
+
+# In exclusive mode softib1 moved into namespace x1: its interface is made
+# there (not in init_net), talks to softib0's from there, and comes back
+# to init_net with the device when x1 is deleted.
+t_exclusive_netns() {
+	local a b rc=0
+	ip netns del h1 && ip netns del h2 || return 1
+	wait_for 60 rdma_netns_mode exclusive || { rdma system show; return 1; }
+	ip netns add x1 && rdma dev set softib1 netns x1 || rc=1
+	wait_for 20 ib_in x1 > /dev/null || { ip -n x1 link; rc=1; }
+	b=$(ib_in x1)
+	a=$(ifname_of softib0)
+	echo "softib1's interface in x1: $b; softib0's in init_net: $a"
+	ifname_of softib1 && { echo "softib1 still has one in init_net"; rc=1; }
+	if [ $rc = 0 ]; then
+		ip addr add 10.14.0.1/24 dev "$a" && ip link set "$a" up &&
+			ip -n x1 addr add 10.14.0.2/24 dev "$b" && ip -n x1 link set "$b" up &&
+			wait_for 30 carrier_in x1 "$b" &&
+			wait_for 30 sh -c 'ping -c 1 -W 2 10.14.0.2 > /dev/null' &&
+			ip netns exec x1 grep -q '^link_layer: infiniband' /proc/net/ipoib/"$b"/stats ||
+			rc=1
+	fi
+	ip netns del x1
+	wait_for 30 ifname_of softib1 > /dev/null || { echo "softib1's interface not back"; rc=1; }
+	wait_for 60 rdma_netns_mode shared || { rdma system show; rc=1; }
+	return $rc
+}
+
 ktap_begin ib
 if [ "$IPNG_VM" != 1 ]; then
 	ktap_skip ib_suite "runs on the first VM (one VM holds the whole fabric)"
@@ -532,5 +599,7 @@ ktap_check partitions_isolated_pkey_drop t_part_isolated
 ktap_check partition_connected_mode t_part_connected
 ktap_check partition_removed_carrier_follows t_part_removed
 ktap_check partition_added_late_child_comes_up t_part_late
+ktap_check partition_full_and_limited_members t_part_limited
+ktap_check exclusive_netns_interface_follows_device t_exclusive_netns
 ktap_check teardown teardown
 ktap_end

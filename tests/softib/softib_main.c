@@ -297,6 +297,15 @@ void sib_port_set_link(struct sib_port *port, bool up)
 			sib_port_events(end[i], ev[i]);
 }
 
+/*
+ * softib makes no user contexts (no alloc_ucontext), so there is nothing
+ * to disassociate; ib_core moves a device to another network namespace
+ * (rdma dev set ... netns, exclusive mode) only if it has this op.
+ */
+static void sib_disassociate_ucontext(struct ib_ucontext *uctx)
+{
+}
+
 static const struct ib_device_ops sib_dev_ops = {
 	.owner = THIS_MODULE,
 	.driver_id = RDMA_DRIVER_UNKNOWN,
@@ -309,6 +318,7 @@ static const struct ib_device_ops sib_dev_ops = {
 	.get_port_immutable = sib_port_immutable,
 	.get_link_layer = sib_link_layer,
 	.process_mad = sib_process_mad,
+	.disassociate_ucontext = sib_disassociate_ucontext,
 };
 
 static struct sib_dev *sib_dev_create(int index)
