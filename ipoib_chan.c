@@ -795,7 +795,7 @@ static void ipng_chans_halt(struct ipng_dev *ipd, bool cm)
 
 /**
  * ipng_chans_open() - start the datapath of every channel
- * @ipd: interface; RTNL held (ndo_open), P_Key index known
+ * @ipd: interface; RTNL held (ndo_open)
  *
  * Return: 0, -ENOENT when the P_Key is not in the port's table (the
  * channels stay halted, the channel watchdog runs), or the error of the

@@ -299,7 +299,16 @@ bcast_members() {
 bcast_both() { [ "$(bcast_members | wc -l)" = 2 ]; }
 # above NS IF NAME N: the counter NAME of IF is above N.
 above() { [ "$(eth_in "$1" "$2" "$3")" -gt "$4" ]; }
-ping_ab() { in_a ping -c 1 -W 2 $IPB > /dev/null; }
+# answers [NS] ADDR: one echo to ADDR (from namespace NS) is answered.
+answers() {
+	if [ $# = 2 ]; then
+		ip netns exec "$1" ping -c 1 -W 2 "$2" > /dev/null
+	else
+		ping -c 1 -W 2 "$1" > /dev/null
+	fi
+}
+ping_ab() { answers h1 $IPB; }
+lid_is() { [ "$(lid_of "$1")" = "$2" ]; }
 dlid_of_b() {
 	grep 'fe80:0000:0000:0000:02aa:5e00:0000:0101' "$DBG/$A/paths" |
 		grep -o 'dlid=0x[0-9a-f]*' | cut -d= -f2
@@ -336,7 +345,7 @@ t_lid_change() {
 	grep -q "^$B_GUID " $g2l || { cat $g2l; return 1; }
 	sed -i "s/^$B_GUID .*/$B_GUID $(printf '0x%04x 0x%04x' $NEW_LID $NEW_LID)/" $g2l
 	sm_start || return 1
-	wait_for 30 sh -c "ibstat softib1 1 | grep -q 'Base lid: $NEW_LID\$'" ||
+	wait_for 30 lid_is softib1 $NEW_LID ||
 		{ ibstat softib1 1; return 1; }
 	wait_for 30 ping_ab || return 1
 	lid=$(dlid_of_b)
@@ -469,7 +478,7 @@ t_part_removed() {
 	sm_reread
 	wait_for 60 both_have 0x8001 || return 1
 	wait_for 30 carrier_in h1 pa1 && wait_for 30 carrier_in h2 pb1 || return 1
-	wait_for 30 sh -c "ip netns exec h1 ping -c 1 -W 2 10.13.1.2 > /dev/null"
+	wait_for 30 answers h1 10.13.1.2
 }
 
 # A child made while its P_Key is in no table opens with carrier off,
@@ -483,7 +492,7 @@ t_part_late() {
 	sm_reread
 	wait_for 60 both_have 0x8003 || return 1
 	wait_for 30 carrier_in h1 pa3 && wait_for 30 carrier_in h2 pb3 || return 1
-	wait_for 30 sh -c "ip netns exec h1 ping -c 1 -W 2 10.13.3.2 > /dev/null" &&
+	wait_for 30 answers h1 10.13.3.2 &&
 		ip -n h1 link del pa3 && ip -n h2 link del pb3 &&
 		ip -n h1 link del pa1 && ip -n h2 link del pb1
 }
@@ -504,7 +513,7 @@ t_part_limited() {
 		return 1
 	wait_for 30 carrier_in h1 pa5 && wait_for 30 carrier_in h2 pb5 &&
 		wait_for 30 carrier_in h1 pa4 && wait_for 30 carrier_in h2 pb4 || return 1
-	wait_for 30 sh -c "ip netns exec h1 ping -c 1 -W 2 10.13.5.2 > /dev/null" ||
+	wait_for 30 answers h1 10.13.5.2 ||
 		{ echo "full and limited members did not talk"; rc=1; }
 	if in_a ping -c 3 -W 2 10.13.4.2; then
 		echo "two limited members talked"
@@ -545,7 +554,7 @@ t_exclusive_netns() {
 		ip addr add 10.14.0.1/24 dev "$a" && ip link set "$a" up &&
 			ip -n x1 addr add 10.14.0.2/24 dev "$b" && ip -n x1 link set "$b" up &&
 			wait_for 30 carrier_in x1 "$b" &&
-			wait_for 30 sh -c 'ping -c 1 -W 2 10.14.0.2 > /dev/null' &&
+			wait_for 30 answers 10.14.0.2 &&
 			ip netns exec x1 grep -q '^link_layer: infiniband' /proc/net/ipoib/"$b"/stats ||
 			rc=1
 	fi

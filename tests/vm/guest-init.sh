@@ -172,6 +172,9 @@ export IPNG_MTU=$mtu IPNG_SCRIPT=$script IPNG_LIB=$repo/tests/vm/guest-lib.sh
 unset ipng_vm ipng_nvms ipng_mtu ipng_moddir ipng_repo ipng_script ipng_timeout ipng_interactive
 
 rc=0
+# The guest script runs directly if executable, else through bash.
+run=(bash "$script")
+[ -x "$script" ] && run=("$script")
 if [ "$interactive" = 1 ] && [ "$vm" = 1 ]; then
 	[ -n "${ipng_term:-}" ] && export TERM=$ipng_term
 	stty -F /dev/ttyS0 rows "${ipng_rows:-24}" cols "${ipng_cols:-80}" 2>/dev/null || true
@@ -186,9 +189,7 @@ if [ "$interactive" = 1 ] && [ "$vm" = 1 ]; then
 	# The guest script prepares the shell's world (make ib-shell: the
 	# soft InfiniBand fabric); a failure is shown, the shell starts anyway.
 	if [ "$script" != none ] && [ -r "$script" ]; then
-		setup=(bash "$script")
-		[ -x "$script" ] && setup=("$script")
-		"${setup[@]}" </dev/null >/dev/ttyS0 2>&1 ||
+		"${run[@]}" </dev/null >/dev/ttyS0 2>&1 ||
 			echo "=== $script failed ($?)" >/dev/ttyS0
 	fi
 	setsid -w -c /bin/bash -l </dev/ttyS0 >/dev/ttyS0 2>&1 || rc=$?
@@ -201,8 +202,6 @@ elif [ "$script" = none ] || [ ! -r "$script" ]; then
 else
 	say "running $script (timeout ${script_timeout}s)"
 	cd "$out" || die "cd $out"
-	run=(bash "$script")
-	[ -x "$script" ] && run=("$script")
 	# Output to the console and script.log. timeout (0 = none) puts the
 	# script in its own process group: whatever it left running is killed
 	# afterwards, so that it cannot hold the output pipe open forever.
