@@ -6,18 +6,19 @@
 #  1. install missing Debian packages (tests/deps.sh)
 #  2. build the debug test kernel if it is not cached (tests/vm/kernel.sh)
 #  3. build the modules against the debug kernel with W=1 and sparse (C=2)
-#  4. checkpatch --strict on every source file (one test per file), and the
-#     builds against Debian's stock 6.1 and 6.12 headers (and through DKMS
-#     for each): any warning fails. These run niced beside step 5 (they
-#     took 4-5 minutes before it), in order when IPNG_SKIP_VM or IPNG_STOCK
-#     is set; their results are printed once the VMs are done
+#  4. the builds against Debian's stock 6.12 and 6.1 headers, each through
+#     DKMS (dkms build, dkms mktarball) and plain, and checkpatch --strict
+#     on every source file (one test per file): any warning fails. These
+#     run niced beside step 5 (in order when IPNG_SKIP_VM is set); their
+#     results are printed once the VMs are done
 #  5. boot two VMs on the debug kernel, run KUnit and the end-to-end suites
 #     (tests/e2e), parse every KTAP file with the kernel's kunit.py, scan
 #     the guest logs for BUG/WARNING/KASAN/lockdep/kmemleak reports
-#  6. with IPNG_STOCK=1, at the same time (niced, beside step 5), boot two
-#     VMs on Debian's stock 6.12 kernel (tests/vm/stock.sh), install the
-#     DKMS build of step 4 there (suite dkms) and run the core suites with
-#     it; reported apart, then the debug kernel's numbers
+#  6. at the same time (niced, beside step 5), once step 4 has the 6.12
+#     DKMS tarball: install it with DKMS for Debian's stock 6.12 kernel
+#     (tests/vm/dkms-host.sh), boot two VMs on that kernel
+#     (tests/vm/stock.sh), load it there (suite dkms) and run the core
+#     suites with it; reported apart, then the debug kernel's numbers
 #
 # Ends with "N passed, N failed"; exits non-zero on any failure.
 # Environment: IPNG_RESULTS (results folder, default results/check-<time>),
@@ -25,8 +26,9 @@
 # IPNG_SUITES (the suites of step 5, comma-separated, "kunit" for the KUnit
 # modules; default: tests/e2e/guest-main.sh's list) and the suites' own
 # sizes (IPNG_FAULTS_*, IPNG_HOSTILE_*, IPNG_STRESS_ROUNDS; `make long`),
-# IPNG_STOCK=1 (step 6), IPNG_STOCK_SUITES (default
-# dkms,link,datagram,observe,tuning,connected), IPNG_STOCK_TIMEOUT (3600),
+# IPNG_STOCK=0 (no step 6), IPNG_STOCK_SUITES (default
+# dkms,link,datagram,observe,tuning,connected; add ib for the soft
+# InfiniBand fabric there), IPNG_STOCK_TIMEOUT (3600),
 # IPNG_STOCK_NICE (the stock VMs' nice value, default 5).
 set -uo pipefail
 
@@ -123,15 +125,73 @@ stock_headers() {
 		sort -V | tail -1
 }
 
-declare -A stock_rel=()
+# The stock kernel series whose package boots in the stock VMs, and their
+# results folder.
+stock_series=6.12
+sres=$results/vm-stock-$stock_series
 
-# static_checks: checkpatch --strict on every source file (one test per
-# file), and the builds against Debian's stock 6.1 and 6.12 headers, plain
-# and through DKMS. Only sources and temporary copies of the tree are
-# used: this can run while the VMs use the debug build.
+# stock_builds SERIES: the sources through DKMS against Debian's stock
+# SERIES headers, as a distribution user builds them (dkms build; the
+# tarball the stock-kernel VMs install, dkms-SERIES.tar.gz), then the
+# W=1 sparse builds of softib and of ipoib_ng; the kernel release goes to
+# dkms-SERIES.rel once the tarball and softib are there. Only temporary
+# copies of the tree are used.
+stock_builds() {
+	local series=$1 hdrs copy kver dtmp ver rel=''
+	step "build against Debian's stock $series headers"
+	hdrs=$(stock_headers "$series")
+	if [ -z "$hdrs" ]; then
+		fail "build stock-$series: no /usr/src/linux-headers-$series.*-amd64"
+		return
+	fi
+	kver=${hdrs#/usr/src/linux-headers-}
+	dtmp=$(mktemp -d)
+	ver=$(sed -n 's/^PACKAGE_VERSION="\(.*\)"/\1/p' dkms.conf)
+	mkdir -p "$dtmp/src/ipoib_ng-$ver" "$dtmp/tree"
+	git ls-files -co --exclude-standard | grep -v '^results/' |
+		cpio -pdm --quiet "$dtmp/src/ipoib_ng-$ver"
+	if dkms build -m ipoib_ng -v "$ver" -k "$kver" --sourcetree "$dtmp/src" \
+		--dkmstree "$dtmp/tree" > "$results/build-dkms-$series.log" 2>&1 &&
+	   [ -n "$(find "$dtmp/tree" -name 'ipoib_ng.ko*' -path "*/$kver/*")" ]; then
+		pass "dkms build for $kver"
+		if dkms mktarball -m ipoib_ng -v "$ver" -k "$kver" --sourcetree "$dtmp/src" \
+			--dkmstree "$dtmp/tree" --archive "$results/dkms-$series.tar.gz" \
+			>> "$results/build-dkms-$series.log" 2>&1; then
+			rel=$kver
+		else
+			fail "dkms mktarball for $kver"
+		fi
+	else
+		tail -20 "$results/build-dkms-$series.log"
+		fail "dkms build for $kver"
+	fi
+	rm -rf "$dtmp"
+	copy=$(mktemp -d)
+	git ls-files -co --exclude-standard | grep -v '^results/' |
+		cpio -pdm --quiet "$copy"
+	# The soft InfiniBand HCA of suite ib, so that it can run there too;
+	# the stock-kernel VMs load it from their results folder (/results).
+	build "softib-stock-$series" "$hdrs" "$copy/tests/softib" softib.ko
+	if [ "$series" = "$stock_series" ] && [ -e "$copy/tests/softib/softib.ko" ]; then
+		mkdir -p "$sres" && cp "$copy/tests/softib/softib.ko" "$sres/softib.ko"
+	fi
+	# What the stock-kernel VMs wait for (stock_start).
+	[ -n "$rel" ] && echo "$rel" > "$results/dkms-$series.rel"
+	build "stock-$series" "$hdrs" "$copy"
+	cp "$copy/ipoib_compat_gen.h" "$results/compat-$series.h" 2>/dev/null
+	rm -rf "$copy"
+}
+
+# static_checks: the stock builds (6.12 first: its DKMS tarball is what
+# the stock-kernel VMs wait for), then checkpatch --strict on every source
+# file (one test per file). This can run while the VMs use the debug
+# build.
 static_checks() {
-	local f out series hdrs copy kver dtmp ver sources
+	local f out sources series
 
+	for series in 6.12 6.1; do
+		stock_builds "$series"
+	done
 	step "checkpatch --strict"
 	mapfile -t sources < <(git ls-files -co --exclude-standard -- '*.c' '*.h' |
 			       grep -v '\.mod\.c$' | sort)
@@ -146,52 +206,14 @@ static_checks() {
 			fail "checkpatch $f"
 		fi
 	done
-
-	for series in 6.1 6.12; do
-		step "build against Debian's stock $series headers"
-		hdrs=$(stock_headers "$series")
-		if [ -z "$hdrs" ]; then
-			fail "build stock-$series: no /usr/src/linux-headers-$series.*-amd64"
-			continue
-		fi
-		copy=$(mktemp -d)
-		git ls-files -co --exclude-standard | grep -v '^results/' |
-			cpio -pdm --quiet "$copy"
-		build "stock-$series" "$hdrs" "$copy"
-		cp "$copy/ipoib_compat_gen.h" "$results/compat-$series.h" 2>/dev/null
-		rm -rf "$copy"
-		# The same sources through DKMS, as a distribution user installs them.
-		kver=${hdrs#/usr/src/linux-headers-}
-		dtmp=$(mktemp -d)
-		ver=$(sed -n 's/^PACKAGE_VERSION="\(.*\)"/\1/p' dkms.conf)
-		mkdir -p "$dtmp/src/ipoib_ng-$ver" "$dtmp/tree"
-		git ls-files -co --exclude-standard | grep -v '^results/' |
-			cpio -pdm --quiet "$dtmp/src/ipoib_ng-$ver"
-		if dkms build -m ipoib_ng -v "$ver" -k "$kver" --sourcetree "$dtmp/src" \
-			--dkmstree "$dtmp/tree" > "$results/build-dkms-$series.log" 2>&1 &&
-		   [ -n "$(find "$dtmp/tree" -name 'ipoib_ng.ko*' -path "*/$kver/*")" ]; then
-			pass "dkms build for $kver"
-			# What the stock-kernel VMs install (dkms ldtarball there).
-			dkms mktarball -m ipoib_ng -v "$ver" -k "$kver" --sourcetree "$dtmp/src" \
-				--dkmstree "$dtmp/tree" --archive "$results/dkms-$series.tar.gz" \
-				>> "$results/build-dkms-$series.log" 2>&1 ||
-				fail "dkms mktarball for $kver"
-			stock_rel[$series]=$kver
-		else
-			tail -20 "$results/build-dkms-$series.log"
-			fail "dkms build for $kver"
-		fi
-		rm -rf "$dtmp"
-	done
 }
 
-stock=${IPNG_STOCK:-0}
-# The stock VMs install the DKMS build, and without VMs there is nothing
-# to wait beside: then in order. Otherwise beside the VMs, niced so that
-# the guests keep the CPUs (it took 4-5 minutes before them), its results
-# counted once the VMs are done.
+stock=${IPNG_STOCK:-1}
+# Without VMs there is nothing to wait beside: then in order. Otherwise
+# beside the VMs, niced so that the guests keep the CPUs (it took 4-5
+# minutes before them), its results counted once the VMs are done.
 static_pid=''
-if [ "${IPNG_SKIP_VM:-0}" = 1 ] || [ "$stock" = 1 ]; then
+if [ "${IPNG_SKIP_VM:-0}" = 1 ]; then
 	static_checks
 else
 	( renice -n 19 -p "$BASHPID" > /dev/null; static_checks ) \
@@ -271,24 +293,11 @@ vm_pair_wait() {
 	done
 }
 
-# With IPNG_STOCK=1, Debian's stock 6.12 kernel runs the core suites in two
-# more VMs beside the debug pair, niced (its guests are about five times
-# faster). Not by default: its `dkms install` and `dkms remove` run
-# `depmod -a` over the package's 4230 compressed modules through 9p (1063 s
-# and more there), which slowed the debug pair by 30-45% and took make
-# check past its time.
-stock_err='' srel=${stock_rel[6.12]:-}
-sres=$results/vm-stock-6.12
-if [ "$stock" = 1 ]; then
-	step "stock $srel kernel prepared (tests/vm/stock.sh)"
-	if [ -z "$srel" ] || [ ! -s "$results/dkms-6.12.tar.gz" ]; then
-		stock_err="no DKMS build to install"
-	elif ! skdir=$(tests/vm/stock.sh "$srel" 2>> "$results/stock.log"); then
-		tail -5 "$results/stock.log"
-		stock_err="kernel $srel not prepared (see stock.log)"
-	fi
-fi
-
+# Debian's stock 6.12 kernel runs the core suites in two more VMs beside
+# the debug pair, niced (its guests are about five times faster), with
+# ipoib_ng installed by DKMS for that kernel before it boots
+# (tests/vm/dkms-host.sh). IPNG_STOCK=0 leaves them out.
+stock_err='' srel='' skdir=''
 step "two VMs on the debug kernel: KUnit and end-to-end suites"
 vmres=$results/vm
 # The suites' own knobs, when set, reach the guests (make long sets them).
@@ -300,23 +309,39 @@ for v in IPNG_SUITES IPNG_FAULTS_ROUNDS IPNG_FAULTS_PAGE_ROUNDS IPNG_FAULTS_OPS 
 	[ -n "${!v:-}" ] && suite_env+=(--env "$v=${!v}")
 done
 vm_pair_start debug "" "$kdir" "$vmres" "${IPNG_VM_TIMEOUT:-4800}" console+kmemleak "${suite_env[@]}"
-if [ "$stock" = 1 ] && [ -z "$stock_err" ]; then
-	# Once the debug pair has the VM lock and has started (another VM
-	# run on the machine makes it wait).
+# stock_start: once the debug pair has started and the static checks
+# have made the 6.12 DKMS tarball, prepare the stock kernel and start its
+# pair (a failure is kept in stock_err and reported after the debug pair).
+stock_start() {
 	while ! grep -q '^run-vms: started' "$vmres.log" 2>/dev/null &&
 		kill -0 "${vp_pid[debug]}" 2>/dev/null; do
 		sleep 5
 	done
+	while [ ! -s "$results/dkms-6.12.rel" ] && kill -0 "$static_pid" 2>/dev/null; do
+		sleep 5
+	done
+	srel=$(cat "$results/dkms-6.12.rel" 2>/dev/null)
+	if [ -z "$srel" ] || [ ! -s "$results/dkms-6.12.tar.gz" ]; then
+		stock_err="no DKMS build to install"
+		return
+	fi
+	step "stock $srel kernel prepared (tests/vm/stock.sh)"
+	if ! skdir=$(tests/vm/stock.sh "$srel" 2>> "$results/stock.log"); then
+		tail -5 "$results/stock.log"
+		stock_err="kernel $srel not prepared (see stock.log)"
+		return
+	fi
 	step "two VMs on the stock $srel kernel beside them: DKMS install and the core suites"
 	mkdir -p "$sres"
-	cp "$results/dkms-6.12.tar.gz" "$sres/dkms.tar.gz"
 	# Not behind the VM lock, which the debug pair holds.
-	VP_PREFIX=(nice -n "${IPNG_STOCK_NICE:-5}" env IPNG_VM_LOCK=none)
+	VP_PREFIX=(nice -n "${IPNG_STOCK_NICE:-5}" env IPNG_VM_LOCK=none
+		   tests/vm/dkms-host.sh "$srel" "$results/dkms-6.12.tar.gz" "$sres/host-dkms.ktap" --)
 	vm_pair_start stock "stock-6.12 " "$skdir" "$sres" "${IPNG_STOCK_TIMEOUT:-3600}" console \
 		--env IPNG_SUITES="${IPNG_STOCK_SUITES:-dkms,link,datagram,observe,tuning,connected}" \
-		--env IPNG_DKMS_TARBALL=/results/dkms.tar.gz
+		--env IPNG_DKMS_INSTALLED=1 --env IPNG_SIB_KO=/results/softib.ko
 	VP_PREFIX=()
-fi
+}
+[ "$stock" = 1 ] && stock_start
 vm_pair_wait debug
 if [ -n "$static_pid" ]; then
 	step "checkpatch and stock builds, run beside the VMs"
@@ -353,7 +378,7 @@ kunit_cases=0
 e2e_cases=0
 parse_ktaps() {
 	local dir=$1 label=$2 k name out summary ran p f s c e
-	for k in "$dir"/vm*/*.ktap; do
+	for k in "$dir"/vm*/*.ktap "$dir"/*.ktap; do
 		[ -e "$k" ] || continue
 		name=$label${k#"$dir"/}
 		out=$(python3 "$kunit_py" parse "$k" 2>&1)

@@ -166,8 +166,15 @@ t_nl_share_pkey() {
 }
 
 t_nl_refused() {
-	local out rc=0 n
+	local out rc=0 n q
 	n=$(ipoib_links)
+	q=$(qps)
+	if out=$(ip link add link ib0 name nlc0 type ipoib 2>&1); then
+		echo "a second nlc0 was made"
+		rc=1
+	else
+		echo "name nlc0 taken: $out"
+	fi
 	if out=$(ip link add link ib0 name bad0 type ipoib pkey 0x8000 2>&1); then
 		echo "pkey 0x8000 accepted"
 		rc=1
@@ -187,6 +194,7 @@ t_nl_refused() {
 		echo "parent lo: $out"
 	fi
 	[ "$(ipoib_links)" = "$n" ] || { echo "interfaces $n -> $(ipoib_links)"; rc=1; }
+	[ "$(qps)" = "$q" ] || { echo "QPs $q -> $(qps)"; rc=1; }
 	return $rc
 }
 
@@ -399,7 +407,7 @@ check no_child_of_a_child t_no_grandchild
 check sysfs_delete_child_then_enodev t_sysfs_delete
 check netlink_child_with_parents_pkey t_nl_parent_pkey
 check netlink_children_share_pkey_mode_umcast t_nl_share_pkey
-check netlink_bad_pkey_no_parent_refused t_nl_refused
+check netlink_taken_name_bad_pkey_no_parent_refused t_nl_refused
 check netlink_child_absent_pkey_up_no_carrier t_nl_absent_pkey
 check umcast_sysfs_and_netlink t_umcast
 check privileges_needed t_privileges

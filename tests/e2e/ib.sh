@@ -1,9 +1,12 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
 #
-# End-to-end suite "ib", run on the first VM only: ipoib_ng on InfiniBand.
-# tests/softib gives the VM two soft HCAs joined by a cable; OpenSM from
-# Debian sweeps them and is the SA. Host A is network namespace h1 with
+# End-to-end suite "ib": ipoib_ng on InfiniBand. tests/softib gives a VM
+# two soft HCAs joined by a cable; OpenSM from Debian sweeps them and is
+# the SA. Each VM has a fabric of its own; with two VMs the first runs
+# the datagram, connected-mode, fabric-event, networkd and exclusive
+# namespace cases and the second the partition, ipoib-cni and
+# NetworkManager ones. Host A is network namespace h1 with
 # the interface of softib0, host B namespace h2 with that of softib1.
 # Checks the fabric with the infiniband-diags tools (ibstat, saquery,
 # smpquery), then datagram mode through the real SA: addresses, the
@@ -117,18 +120,29 @@ t_path_from_sa() {
 	grep -q "state=valid .*dlid=$lid " <<<"$line "
 }
 
-t_tcp_sha256() {
-	local sum
+# in_ns NS CMD...: CMD in network namespace NS; "-" is init_net.
+in_ns() {
+	local ns=$1
+	shift
+	if [ "$ns" = - ]; then "$@"; else ip netns exec "$ns" "$@"; fi
+}
+
+# xfer_sha256 FROM TO ADDR PORT: 8 MiB over TCP from namespace FROM to
+# ADDR, a listener in namespace TO; the sha256 sums must match.
+xfer_sha256() {
+	local sum pid
 	head -c 8M /dev/urandom > /tmp/ib-send.bin
 	sum=$(sha256sum < /tmp/ib-send.bin | cut -d' ' -f1)
-	in_b python3 "$XFER" recv $IPB 5301 /tmp/ib-recv.bin 60 &
-	local pid=$!
+	in_ns "$2" python3 "$XFER" recv "$3" "$4" /tmp/ib-recv.bin 60 &
+	pid=$!
 	sleep 1
-	in_a python3 "$XFER" send $IPB 5301 /tmp/ib-send.bin 60 || return 1
+	in_ns "$1" python3 "$XFER" send "$3" "$4" /tmp/ib-send.bin 60 || return 1
 	wait $pid || return 1
 	echo "sent $sum received $(sha256sum < /tmp/ib-recv.bin)"
 	[ "$(sha256sum < /tmp/ib-recv.bin | cut -d' ' -f1)" = "$sum" ]
 }
+
+t_tcp_sha256() { xfer_sha256 h1 h2 $IPB 5301; }
 
 # B joins 239.1.2.3 (a full member: it creates the group with the
 # broadcast group's parameters); A sends to it as a send-only member.
@@ -362,11 +376,12 @@ t_sm_away() {
 	in_a ping -c 50 -i 0.5 -W 2 $IPB > /tmp/ib-away.out &
 	pid=$!
 	sleep 2
-	echo 3 > $PARAM/path_timeout || rc=1
+	echo 5 > $PARAM/path_timeout || rc=1
 	sm_stop || rc=1
 	sleep 12
 	lid=$(dlid_of_b)
 	echo "with the SM away 12 s, A's path to B: dlid $lid"
+	[ -n "$lid" ] || cat "$DBG/$A/paths"
 	[ -n "$lid" ] || rc=1
 	wait $pid || rc=1
 	tail -2 /tmp/ib-away.out
@@ -525,6 +540,135 @@ t_part_limited() {
 	return $rc
 }
 
+# --- containers and network managers on the fabric ---
+
+# QPs ipoib_ng holds on any device; InfiniBand interfaces in namespace NS.
+ipng_qps() { rdma res show qp | grep -c 'ipoib_ng'; }
+ib_links_in() { ip -n "$1" -o link show | grep -c 'link/infiniband'; }
+# qps_back N: the QP count is N again.
+qps_back() { [ "$(ipng_qps)" = "$1" ]; }
+carrier_here() { ip -o link show "$1" | grep -q 'LOWER_UP'; }
+QPS_HOSTS=0			# before the pods (set outside the cases' subshells)
+
+# cni_pod NS PARENT POD ADDR: what ipoib-cni does for a pod: a netlink
+# child of PARENT with PARENT's P_Key (datagram, umcast 1), moved into a
+# new namespace POD, renamed net1, proxy_arp on, PARENT's MTU, addressed
+# and up.
+cni_pod() {
+	local mtu
+	mtu=$(mtu_in "$1" "$2")
+	ip netns add "$3" &&
+		ip -n "$1" link add link "$2" name cni0 type ipoib mode datagram umcast 1 &&
+		ip -n "$1" link set cni0 netns "$3" &&
+		ip -n "$3" link set cni0 name net1 &&
+		ip netns exec "$3" sysctl -qw net.ipv4.conf.net1.proxy_arp=1 &&
+		ip -n "$3" link set net1 mtu "$mtu" &&
+		ip -n "$3" addr add "$4"/24 dev net1 &&
+		ip -n "$3" link set lo up && ip -n "$3" link set net1 up
+}
+
+# The ipoib-cni flow on both hosts: pods p1 (on A) and p2 (on B), each
+# with a child of its host's port interface; the child has the parent's
+# P_Key and GID and a QP of its own, and the host side no longer sees it.
+t_cni_pods() {
+	local la pa
+	cni_pod h1 "$A" p1 10.16.0.1 && cni_pod h2 "$B" p2 10.16.0.2 || return 1
+	wait_for 30 carrier_in p1 net1 && wait_for 30 carrier_in p2 net1 ||
+		{ ip -n p1 -d link show; return 1; }
+	la=$(lladdr_of p1 net1) pa=$(lladdr_of h1 "$A")
+	echo "net1 in p1: $la"
+	echo "$A in h1:  $pa"
+	echo "QPs: $QPS_HOSTS -> $(ipng_qps)"
+	[ "${la:12}" = "${pa:12}" ] && [ "${la:3:8}" != "${pa:3:8}" ] &&
+		[ "$(ip netns exec p1 cat /proc/net/ipoib/net1/stats | kv_get pkey)" = 0xffff ] &&
+		[[ $(ip -n p1 -d link show net1) =~ umcast\ +0*1 ]] &&
+		[ "$(ib_links_in h1)" = 1 ] && [ "$(ipng_qps)" -gt "$QPS_HOSTS" ]
+}
+
+# Pod to pod: echoes and 8 MiB checked with sha256 in datagram mode, then
+# connected mode switched on inside the pods (60000-byte echoes over RC);
+# the hosts' own interfaces keep talking.
+t_cni_traffic() {
+	ip netns exec p1 ping -c 3 -W 5 10.16.0.2 &&
+		xfer_sha256 p1 p2 10.16.0.2 5311 || return 1
+	ip -n p1 link set net1 type ipoib mode connected &&
+		ip -n p2 link set net1 type ipoib mode connected &&
+		ip -n p1 link set net1 mtu $CM_MTU && ip -n p2 link set net1 mtu $CM_MTU ||
+		return 1
+	ip netns exec p2 ping -c 3 -s 60000 -M do -W 5 10.16.0.1 &&
+		xfer_sha256 p2 p1 10.16.0.1 5312 || return 1
+	answers h1 $IPB && answers h2 $IPA
+}
+
+# The pods' namespaces deleted with their connections open: the children
+# go with them (they are not given back to the hosts), and with them
+# their QPs.
+t_cni_gone() {
+	ip netns del p1 && ip netns del p2 || return 1
+	wait_for 30 qps_back "$QPS_HOSTS" ||
+		{ echo "QPs $(ipng_qps), $QPS_HOSTS before the pods"; return 1; }
+	[ "$(ib_links_in h1)" = 1 ] && [ "$(ib_links_in h2)" = 1 ] &&
+		answers h1 $IPB
+}
+
+# systemd-networkd's attributes ([IPoIB] PartitionKey=, Mode=,
+# IgnoreUserspaceMulticastGroups=) on the way in and through changelink:
+# a P_Key without the membership bit (the default partition's, 0x7fff)
+# becomes the full member's, and the children talk in that partition.
+t_networkd_attrs() {
+	local out rc=0
+	ip -n h1 link add link "$A" name nd0 type ipoib pkey 0x7fff mode connected umcast 1 &&
+		ip -n h2 link add link "$B" name nd1 type ipoib pkey 0xffff || return 1
+	out=$(ip -n h1 -d link show nd0)
+	echo "$out" | grep -o 'ipoib .*'
+	[[ $out =~ pkey\ +0xffff ]] && [[ $out =~ mode\ +connected ]] &&
+		[[ $out =~ umcast\ +0*1 ]] || rc=1
+	ip -n h1 link set nd0 type ipoib mode datagram umcast 0 || rc=1
+	out=$(ip -n h1 -d link show nd0)
+	[[ $out =~ mode\ +datagram ]] && [[ $out =~ umcast\ +0*0 ]] ||
+		{ echo "after changelink: $out"; rc=1; }
+	ip -n h1 addr add 10.13.2.1/24 dev nd0 && ip -n h1 link set nd0 up &&
+		ip -n h2 addr add 10.13.2.2/24 dev nd1 && ip -n h2 link set nd1 up || rc=1
+	wait_for 30 carrier_in h1 nd0 && wait_for 30 answers h1 10.13.2.2 || rc=1
+	ip -n h1 link del nd0
+	ip -n h2 link del nd1
+	return $rc
+}
+
+# NetworkManager's flow for an InfiniBand profile with p-key 0x8001 on
+# B's port interface, moved to init_net where NM runs (sysfs is only
+# init_net's here): "0x8001" written to create_child makes <parent>.8001,
+# the mode written to its sysfs file while it is down, the MTU set, then
+# up; it talks to a child of A in 0x8001 in connected mode; delete_child
+# removes it and its QPs.
+t_nm_flow() {
+	local c qps out
+	ip -n h2 link set "$B" netns 1 || return 1
+	c=$B.8001
+	qps=$(ipng_qps)
+	child h1 "$A" pa6 0x8001 10.13.1.1 &&
+		ip -n h1 link set pa6 type ipoib mode connected &&
+		ip -n h1 link set pa6 mtu $CM_MTU || return 1
+	echo 0x8001 > /sys/class/net/"$B"/create_child || return 1
+	wait_for 10 test -e /sys/class/net/"$c" || { ip -o link; return 1; }
+	[ "$(val /sys/class/net/"$c"/pkey)" = 0x8001 ] &&
+		[ "$(val /sys/class/net/"$c"/parent)" = "$B" ] || return 1
+	echo connected > /sys/class/net/"$c"/mode || return 1
+	ip link set "$c" mtu $CM_MTU && ip addr add 10.13.1.2/24 dev "$c" &&
+		ip link set "$c" up || return 1
+	out=$(ip -d link show "$c")
+	echo "$out" | grep -o 'mtu [0-9]*\|ipoib .*'
+	[[ $out =~ mode\ +connected ]] || return 1
+	wait_for 30 carrier_here "$c" || return 1
+	ping -c 3 -s 60000 -M do -W 5 10.13.1.1 &&
+		xfer_sha256 - h1 10.13.1.1 5313 || return 1
+	echo 0x8001 > /sys/class/net/"$B"/delete_child || return 1
+	ip -n h1 link del pa6
+	wait_for 10 test ! -e /sys/class/net/"$c" &&
+		wait_for 30 qps_back "$qps" ||
+		{ echo "QPs $(ipng_qps), $qps before"; return 1; }
+}
+
 # --- an RDMA device in a namespace of its own (exclusive mode) ---
 
 # ib_core switches modes only while init_net is the only namespace; a
@@ -565,50 +709,68 @@ t_exclusive_netns() {
 }
 
 ktap_begin ib
-if [ "$IPNG_VM" != 1 ]; then
-	ktap_skip ib_suite "runs on the first VM (one VM holds the whole fabric)"
-	ktap_end
-	exit $?
-fi
 if ! command -v opensm > /dev/null; then
 	ktap_fail setup "opensm is not installed (tests/deps.sh)"
 	ktap_end
 	exit 1
 fi
+# Each VM holds a fabric of its own: with two, each runs its part of the
+# cases (about the same time), both at once.
+part=all
+if [ "$IPNG_NVMS" -ge 2 ]; then
+	part=fabric
+	[ "$IPNG_VM" = 2 ] && part=partitions
+	[ "$IPNG_VM" -gt 2 ] && part=none
+fi
+if [ $part = none ]; then
+	ktap_skip ib_suite "the first two VMs run it"
+	ktap_end
+	exit $?
+fi
 ktap_check setup setup
 read -r A B < $SMDIR/ifnames
-ktap_check ports_active_with_lids t_ports_active
-ktap_check saquery_lists_both_nodes t_saquery_nodes
-ktap_check smpquery_lid_routed t_smpquery
-ktap_check address_is_qpn_and_port_gid t_address
-ktap_check broadcast_address_default_pkey t_broadcast
-ktap_check mtu_from_broadcast_group t_mtu_from_group
-ktap_check ping4_both_ways_and_full_size t_ping4
-ktap_check arp_learns_ib_address t_arp
-ktap_check ping6_link_local t_ping6
-ktap_check path_record_from_sa t_path_from_sa
-ktap_check tcp_8MiB_sha256 t_tcp_sha256
-ktap_check multicast_udp_full_and_sendonly t_mcast_udp
-ktap_check sendonly_join_creates_group t_sendonly_create
-ktap_check membership_recorded_by_sm t_membership_in_sm
-ktap_check ipv6_sendonly_groups_created t_ipv6_sendonly_groups
-ktap_check counters t_counters
-ktap_check cm_mode_connected_mtu_65520 t_cm_mode
-ktap_check cm_ping_60000_over_rc t_cm_ping
-ktap_check cm_tcp_8MiB_sha256_no_fallback t_cm_tcp
-ktap_check cm_idle_connections_reaped t_cm_reap
-ktap_check cm_max_connections_0_falls_back_to_ud t_cm_fallback
-ktap_check cm_back_to_datagram t_cm_back
-ktap_check sm_restart_groups_rejoined t_sm_restart
-ktap_check lid_change_path_reresolved t_lid_change
-ktap_check sm_away_cached_paths_kept t_sm_away
-ktap_check cable_pulled_and_back t_port_down_up
-ktap_check partition_children_talk t_part_children
-ktap_check partitions_isolated_pkey_drop t_part_isolated
-ktap_check partition_connected_mode t_part_connected
-ktap_check partition_removed_carrier_follows t_part_removed
-ktap_check partition_added_late_child_comes_up t_part_late
-ktap_check partition_full_and_limited_members t_part_limited
-ktap_check exclusive_netns_interface_follows_device t_exclusive_netns
+if [ $part != partitions ]; then
+	ktap_check ports_active_with_lids t_ports_active
+	ktap_check saquery_lists_both_nodes t_saquery_nodes
+	ktap_check smpquery_lid_routed t_smpquery
+	ktap_check address_is_qpn_and_port_gid t_address
+	ktap_check broadcast_address_default_pkey t_broadcast
+	ktap_check mtu_from_broadcast_group t_mtu_from_group
+	ktap_check ping4_both_ways_and_full_size t_ping4
+	ktap_check arp_learns_ib_address t_arp
+	ktap_check ping6_link_local t_ping6
+	ktap_check path_record_from_sa t_path_from_sa
+	ktap_check tcp_8MiB_sha256 t_tcp_sha256
+	ktap_check multicast_udp_full_and_sendonly t_mcast_udp
+	ktap_check sendonly_join_creates_group t_sendonly_create
+	ktap_check membership_recorded_by_sm t_membership_in_sm
+	ktap_check ipv6_sendonly_groups_created t_ipv6_sendonly_groups
+	ktap_check counters t_counters
+	ktap_check cm_mode_connected_mtu_65520 t_cm_mode
+	ktap_check cm_ping_60000_over_rc t_cm_ping
+	ktap_check cm_tcp_8MiB_sha256_no_fallback t_cm_tcp
+	ktap_check cm_idle_connections_reaped t_cm_reap
+	ktap_check cm_max_connections_0_falls_back_to_ud t_cm_fallback
+	ktap_check cm_back_to_datagram t_cm_back
+	ktap_check sm_restart_groups_rejoined t_sm_restart
+	ktap_check lid_change_path_reresolved t_lid_change
+	ktap_check sm_away_cached_paths_kept t_sm_away
+	ktap_check cable_pulled_and_back t_port_down_up
+	ktap_check networkd_pkey_mode_umcast_attributes t_networkd_attrs
+	ktap_check exclusive_netns_interface_follows_device t_exclusive_netns
+fi
+if [ $part != fabric ]; then
+	ktap_check partition_children_talk t_part_children
+	ktap_check partitions_isolated_pkey_drop t_part_isolated
+	ktap_check partition_connected_mode t_part_connected
+	ktap_check partition_removed_carrier_follows t_part_removed
+	ktap_check partition_added_late_child_comes_up t_part_late
+	ktap_check partition_full_and_limited_members t_part_limited
+	QPS_HOSTS=$(ipng_qps)
+	ktap_check cni_pods_child_with_parents_pkey t_cni_pods
+	ktap_check cni_pod_to_pod_sha256_both_modes t_cni_traffic
+	ktap_check cni_netns_deleted_children_and_qps_gone t_cni_gone
+	ktap_check networkmanager_sysfs_child_in_partition t_nm_flow
+fi
 ktap_check teardown teardown
 ktap_end

@@ -15,7 +15,7 @@ IPNG_REPO=${IPNG_REPO:-$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)}
 # shellcheck source=../vm/guest-lib.sh
 . "$IPNG_REPO/tests/vm/guest-lib.sh"
 
-SIB_KO=$IPNG_REPO/tests/softib/softib.ko
+SIB_KO=${IPNG_SIB_KO:-$IPNG_REPO/tests/softib/softib.ko}
 IPNG_KO_PATH=${IPNG_KO:-$IPNG_REPO/ipoib_ng.ko}
 SM_GUID=0x02aa5e0000000001	# softib0's port GUID (softib_main.c)
 B_GUID=0x02aa5e0000000101	# softib1's

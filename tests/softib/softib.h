@@ -23,6 +23,7 @@
 #include <rdma/ib_verbs.h>
 #include <rdma/ib_mad.h>
 #include <rdma/ib_smi.h>
+#include "softib_compat_gen.h"
 
 #define SIB_PKEYS		64	/* two P_KeyTable blocks */
 #define SIB_MAX_QP		4096

@@ -21,7 +21,8 @@ MODULE_PARM_DESC(pairs, "pairs of HCAs, each pair joined by a cable (1-8, defaul
 static struct sib_dev *sib_devs[16];
 static unsigned int sib_ndevs;
 
-static const char sib_node_desc_fmt[] = "%s softib%d";
+/* NodeDescription is 64 bytes: the host name cut to leave room for ours. */
+static const char sib_node_desc_fmt[] = "%.48s softib%d";
 
 static int sib_query_device(struct ib_device *ibdev, struct ib_device_attr *a,
 			    struct ib_udata *udata)

@@ -113,8 +113,14 @@ static void sib_cq_notify_work(struct work_struct *work)
 	local_bh_enable();
 }
 
+/* Kernel users pass no user data, whatever its type on this kernel. */
+#ifdef IPNG_HAVE_CREATE_CQ_ATTRS
+static int sib_create_cq(struct ib_cq *ibcq, const struct ib_cq_init_attr *attr,
+			 struct uverbs_attr_bundle *udata)
+#else
 static int sib_create_cq(struct ib_cq *ibcq, const struct ib_cq_init_attr *attr,
 			 struct ib_udata *udata)
+#endif
 {
 	struct sib_cq *cq = to_scq(ibcq);
 

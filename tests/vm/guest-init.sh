@@ -106,6 +106,9 @@ add tmpfs /run tmpfs mode=0755
 # a script in /tmp): bind them back, last.
 keep=("$repo" "${moddir%/modroot}")
 [ "$script" != none ] && keep+=("${script%/*}")
+# DKMS's records of a module the host installed for this kernel
+# (tests/vm/dkms-host.sh), as a machine booted into it sees them.
+[ "${IPNG_DKMS_INSTALLED:-0}" = 1 ] && keep+=(/var/lib/dkms)
 for p in "${keep[@]}"; do
 	case $p in /|/proc/*|/sys/*|/dev/*|/run/*) continue ;; esac
 	[ -d "$p" ] && add "$p" "$p" none bind

@@ -61,25 +61,43 @@ _vm_all_arrived() {
 	done
 }
 
+# _vm_ended VM: VM's guest script is over (guest-init wrote its status).
+_vm_ended() { [ -e "$IPNG_RESULTS/vm$1/status" ]; }
+
+# _vm_arrived_or_ended NAME: every VM reached NAME or has ended.
+_vm_arrived_or_ended() {
+	local name=$1 i
+	for ((i = 1; i <= IPNG_NVMS; i++)); do
+		[ -e "$IPNG_SYNC/$name.$i" ] || _vm_ended "$i" || return 1
+	done
+}
+
 # vm_barrier NAME [TIMEOUT]
 # Wait until every VM has reached barrier NAME (each name is used once per
 # run). Returns 1 if the others do not arrive within TIMEOUT seconds
-# (default $IPNG_BARRIER_TIMEOUT), 2 if NAME was already used.
+# (default $IPNG_BARRIER_TIMEOUT) or one of them ended without arriving
+# (then at once: the host lets a VM whose script ended go on), 2 if NAME
+# was already used.
 vm_barrier() {
-	local name=$1 timeout=${2:-$IPNG_BARRIER_TIMEOUT} i missing=''
+	local name=$1 timeout=${2:-$IPNG_BARRIER_TIMEOUT} i missing='' t=$SECONDS
 	mkdir -p "$IPNG_SYNC"
 	if [ -e "$IPNG_SYNC/$name.$IPNG_VM" ]; then
 		echo "vm_barrier: barrier '$name' already used" >&2
 		return 2
 	fi
 	: > "$IPNG_SYNC/$name.$IPNG_VM"
-	wait_for "$timeout" _vm_all_arrived "$name" && return 0
+	wait_for "$timeout" _vm_arrived_or_ended "$name" &&
+		_vm_all_arrived "$name" && return 0
 	for ((i = 1; i <= IPNG_NVMS; i++)); do
-		[ -e "$IPNG_SYNC/$name.$i" ] || missing+=" vm$i"
+		[ -e "$IPNG_SYNC/$name.$i" ] && continue
+		missing+=" vm$i"
+		_vm_ended "$i" && missing+=" (ended)"
 	done
-	echo "vm_barrier: '$name' timed out after ${timeout}s, missing:$missing" >&2
+	echo "vm_barrier: '$name' failed after $((SECONDS - t))s (limit ${timeout}s), missing:$missing" >&2
 	return 1
 }
+
+_vm_published_or_ended() { [ -e "$1" ] || _vm_ended "$2"; }
 
 # vm_publish KEY VALUE
 # Make a small string available to the other VMs (see vm_fetch).
@@ -94,7 +112,7 @@ vm_publish() {
 # (default $IPNG_BARRIER_TIMEOUT) for it. Returns 1 on timeout.
 vm_fetch() {
 	local f=$IPNG_SYNC/vm$1.$2 timeout=${3:-$IPNG_BARRIER_TIMEOUT}
-	if ! wait_for "$timeout" test -e "$f"; then
+	if ! wait_for "$timeout" _vm_published_or_ended "$f" "$1" || [ ! -e "$f" ]; then
 		echo "vm_fetch: vm$1 did not publish '$2' within ${timeout}s" >&2
 		return 1
 	fi

@@ -312,8 +312,9 @@ if [ $interactive = 1 ]; then
 fi
 start_all
 
-# Watch the VMs: host timeout for each, and once one VM ends badly (or vm1
-# ends in interactive mode) the others get $grace seconds before being stopped.
+# Watch the VMs: host timeout for each, and once one VM ends badly (crashed,
+# timed out, init failed; or vm1 ends in interactive mode) the others get
+# $grace seconds before being stopped.
 running=$nvms
 while [ "$running" -gt 0 ]; do
 	for ((i = 1; i <= nvms; i++)); do
@@ -329,7 +330,11 @@ while [ "$running" -gt 0 ]; do
 				st=CRASHED
 			fi
 			log "vm$i: exited after $((SECONDS - start[$i]))s (qemu rc $rc), status $st"
-			if [ "$st" != 0 ] || { [ $interactive = 1 ] && [ "$i" = 1 ]; }; then
+			# A script that ran to its end (a number, failures or not)
+			# leaves the others their own time: their barriers and
+			# fetches see that it ended. Anything else (crashed, init
+			# failed) gives them $grace seconds.
+			if ! [[ $st =~ ^[0-9]+$ ]] || { [ $interactive = 1 ] && [ "$i" = 1 ]; }; then
 				g=$grace
 				[ $interactive = 1 ] && g=5
 				for ((j = 1; j <= nvms; j++)); do
