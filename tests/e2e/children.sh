@@ -15,7 +15,9 @@
 # MTU, up; ping and a sha256-checked transfer pod to pod in both modes
 # while ib0 keeps working; the namespace deleted takes the child and its
 # QPs with it), 50 sysfs create/delete cycles with the QP count back where
-# it was, and module removal with children present. KTAP on stdout.
+# it was, and the parent removed (device removal on vm1, module unload on
+# vm2) with children present and iperf3 running between them. KTAP on
+# stdout.
 set -u
 # shellcheck source=tests/vm/guest-lib.sh disable=SC1091
 . "$IPNG_REPO/tests/vm/guest-lib.sh"
@@ -389,11 +391,73 @@ t_cycles() {
 	echo "$CYCLES cycles, $(qps) QPs as before"
 }
 
-t_rmmod_with_children() {
+# --- the parent removed under traffic ---
+# Each VM: a sysfs child and an addressed netlink child of ib0, iperf3
+# both ways between the netlink children; then, streams running, vm1
+# removes the device (rdma link delete rxe0) and vm2 unloads the module.
+# The children go with their parent, their QPs with them, every iperf3
+# ends by itself; vm1 gets rxe0 back and unloads the module too.
+KIDIP=10.17.0.$ME
+PEERKID=10.17.0.$PEER
+KIDS=/tmp/kids
+
+kid_up() { [[ $(ip -o link show nlc2 2>/dev/null) == *LOWER_UP* ]]; }
+kid_answers() { ping -c 1 -W 2 "$PEERKID" > /dev/null; }
+no_kids() { [ ! -e $NET/nlc2 ] && [ ! -e $NET/ib0.ffff ]; }
+no_qps() { [ "$(qps)" = 0 ]; }
+iperfs_ended() { [ -s $KIDS/srv.rc ] && [ -s $KIDS/cli.rc ]; }
+
+# bg NAME SECS CMD...: CMD in the background under timeout(1), its exit
+# status in $KIDS/NAME.rc when it ends (124: it had to be stopped).
+bg() {
+	local name=$1 secs=$2
+	shift 2
+	# All of it redirected: the case's output is read through a pipe
+	# that must not stay open behind it.
+	( timeout -k 5 "$secs" "$@"; echo $? > "$KIDS/$name.rc" ) > "$KIDS/$name.out" 2>&1 < /dev/null &
+}
+
+t_kids_traffic() {
+	local p0 p1
+	mkdir -p $KIDS && rm -f $KIDS/*
 	write $NET/ib0/create_child 0xffff &&
-		ip link add link ib0 name nlc2 type ipoib || return 1
-	rmmod ipoib_ng || return 1
-	[ ! -e $NET/ib0.ffff ] && [ ! -e $NET/nlc2 ] && [ "$(qps)" = 0 ]
+		ip link add link ib0 name nlc2 type ipoib &&
+		ip addr add "$KIDIP/24" dev nlc2 && ip link set nlc2 up || return 1
+	wait_for 15 kid_up || return 1
+	bg srv 120 iperf3 -s -1 -B "$KIDIP" --rcv-timeout 8000
+	vm_barrier children-kids-listen 120 || return 1
+	wait_for 30 kid_answers || { echo "no answer from $PEERKID"; return 1; }
+	bg cli 120 iperf3 -c "$PEERKID" -t 30 -i 5 --snd-timeout 8000
+	sleep 6
+	p0=$(proc_stat tx_packets /proc/net/ipoib/nlc2/stats)
+	sleep 2
+	p1=$(proc_stat tx_packets /proc/net/ipoib/nlc2/stats)
+	echo "nlc2 tx_packets $p0 -> $p1"
+	[ "$p1" -gt "$p0" ]
+}
+
+t_remove_under_traffic() {
+	vm_barrier children-kids-remove 120 || return 1
+	if [ "$ME" = 1 ]; then
+		rdma link delete rxe0 || return 1
+	else
+		rmmod ipoib_ng || return 1
+	fi
+	wait_for 30 no_kids || { ip -o link; return 1; }
+	wait_for 30 no_qps || { rdma res show qp; return 1; }
+	wait_for 100 iperfs_ended || { echo "an iperf3 still runs"; return 1; }
+	echo "iperf3 client exit $(val $KIDS/cli.rc), server exit $(val $KIDS/srv.rc)"
+	[ "$(val $KIDS/cli.rc)" != 124 ] && [ "$(val $KIDS/srv.rc)" != 124 ]
+}
+
+# vm1: rxe0 back, ib0 made again, then the module unloads cleanly.
+t_after_removal() {
+	if [ "$ME" = 1 ]; then
+		rdma link add rxe0 type rxe netdev eth0 &&
+			wait_for 30 test -e $NET/ib0 || return 1
+		rmmod ipoib_ng || return 1
+	fi
+	[ ! -e /sys/module/ipoib_ng ] && [ ! -e $NET/ib0 ]
 }
 
 ktap_begin ipoib_ng_e2e_children
@@ -430,5 +494,7 @@ check cni_pod_to_pod_sha256_connected t_pod_xfer connected
 vm_barrier children-cni-done 300
 check cni_netns_delete_takes_child_and_qps t_netns_delete
 check "sysfs_${CYCLES}_create_delete_cycles_qps_back" t_cycles
-check rmmod_with_children_present t_rmmod_with_children
+check children_and_peer_traffic t_kids_traffic
+check parent_removed_under_traffic_children_go t_remove_under_traffic
+check device_back_module_unloads t_after_removal
 ktap_end
