@@ -317,11 +317,12 @@ stock_start() {
 		kill -0 "${vp_pid[debug]}" 2>/dev/null; do
 		sleep 5
 	done
-	while [ ! -s "$results/dkms-6.12.rel" ] && kill -0 "$static_pid" 2>/dev/null; do
+	local tarball=$results/dkms-$stock_series.tar.gz
+	while [ ! -s "$results/dkms-$stock_series.rel" ] && kill -0 "$static_pid" 2>/dev/null; do
 		sleep 5
 	done
-	srel=$(cat "$results/dkms-6.12.rel" 2>/dev/null)
-	if [ -z "$srel" ] || [ ! -s "$results/dkms-6.12.tar.gz" ]; then
+	srel=$(cat "$results/dkms-$stock_series.rel" 2>/dev/null)
+	if [ -z "$srel" ] || [ ! -s "$tarball" ]; then
 		stock_err="no DKMS build to install"
 		return
 	fi
@@ -335,8 +336,8 @@ stock_start() {
 	mkdir -p "$sres"
 	# Not behind the VM lock, which the debug pair holds.
 	VP_PREFIX=(nice -n "${IPNG_STOCK_NICE:-5}" env IPNG_VM_LOCK=none
-		   tests/vm/dkms-host.sh "$srel" "$results/dkms-6.12.tar.gz" "$sres/host-dkms.ktap" --)
-	vm_pair_start stock "stock-6.12 " "$skdir" "$sres" "${IPNG_STOCK_TIMEOUT:-3600}" console \
+		   tests/vm/dkms-host.sh "$srel" "$tarball" "$sres/host-dkms.ktap" --)
+	vm_pair_start stock "stock-$stock_series " "$skdir" "$sres" "${IPNG_STOCK_TIMEOUT:-3600}" console \
 		--env IPNG_SUITES="${IPNG_STOCK_SUITES:-dkms,link,datagram,observe,tuning,connected}" \
 		--env IPNG_DKMS_INSTALLED=1 --env IPNG_SIB_KO=/results/softib.ko
 	VP_PREFIX=()
@@ -436,15 +437,15 @@ debug_passed=$passed debug_failed=$failed
 # --- the core suites on Debian's stock 6.12 kernel, installed with DKMS ---
 if [ "$stock" = 1 ]; then
 	if [ -n "$stock_err" ]; then
-		fail "stock 6.12 VMs: $stock_err"
+		fail "stock $stock_series VMs: $stock_err"
 	else
 		vm_pair_wait stock
 		step "KTAP results (stock $srel kernel)"
 		e2e_before=$e2e_cases
-		parse_ktaps "$sres" "stock-6.12/"
-		[ "$e2e_cases" -gt "$e2e_before" ] || fail "stock 6.12: end-to-end suites reported results"
+		parse_ktaps "$sres" "stock-$stock_series/"
+		[ "$e2e_cases" -gt "$e2e_before" ] || fail "stock $stock_series: end-to-end suites reported results"
 	fi
-	echo "stock 6.12: $((passed - debug_passed)) passed, $((failed - debug_failed)) failed"
+	echo "stock $stock_series: $((passed - debug_passed)) passed, $((failed - debug_failed)) failed"
 fi
 echo "debug kernel: $debug_passed passed, $debug_failed failed (with the lint and build steps)"
 

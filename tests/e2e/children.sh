@@ -41,15 +41,6 @@ setup() {
 		wait_for 10 carrier_up && wait_for 10 oper_up
 }
 
-# QPs ipoib_ng owns (rdma res names the kernel user).
-qps() {
-	local l n=0
-	while IFS= read -r l; do
-		[[ $l == *ipoib_ng* ]] && n=$((n + 1))
-	done <<<"$(rdma res show qp)"
-	echo $n
-}
-
 # Interfaces of the ipoib kind in this namespace.
 ipoib_links() {
 	local l n=0
@@ -170,7 +161,7 @@ t_nl_share_pkey() {
 t_nl_refused() {
 	local out rc=0 n q
 	n=$(ipoib_links)
-	q=$(qps)
+	q=$(ipng_qps)
 	if out=$(ip link add link ib0 name nlc0 type ipoib 2>&1); then
 		echo "a second nlc0 was made"
 		rc=1
@@ -196,7 +187,7 @@ t_nl_refused() {
 		echo "parent lo: $out"
 	fi
 	[ "$(ipoib_links)" = "$n" ] || { echo "interfaces $n -> $(ipoib_links)"; rc=1; }
-	[ "$(qps)" = "$q" ] || { echo "QPs $q -> $(qps)"; rc=1; }
+	[ "$(ipng_qps)" = "$q" ] || { echo "QPs $q -> $(ipng_qps)"; rc=1; }
 	return $rc
 }
 
@@ -367,12 +358,12 @@ t_pod_connection() {
 
 t_parent_works() { ping_each 3 "$PEERIP"; }
 
-no_cni_child() { [ "$(ipoib_links)" = 1 ] && [ "$(qps)" = "$QPS0" ]; }
+no_cni_child() { [ "$(ipoib_links)" = 1 ] && [ "$(ipng_qps)" = "$QPS0" ]; }
 
 t_netns_delete() {
 	ip netns del $POD || return 1
 	if ! wait_for 30 no_cni_child; then
-		echo "after ip netns del: $(ipoib_links) ipoib links, $(qps) QPs (before the child: $QPS0)"
+		echo "after ip netns del: $(ipoib_links) ipoib links, $(ipng_qps) QPs (before the child: $QPS0)"
 		ip -o -d link show
 		return 1
 	fi
@@ -387,8 +378,8 @@ t_cycles() {
 		write $NET/ib0/create_child 0xffff || { echo "cycle $i: create"; return 1; }
 		write $NET/ib0/delete_child 0xffff || { echo "cycle $i: delete"; return 1; }
 	done
-	wait_for 30 no_cni_child || { echo "$(qps) QPs after $CYCLES cycles, $QPS0 before"; return 1; }
-	echo "$CYCLES cycles, $(qps) QPs as before"
+	wait_for 30 no_cni_child || { echo "$(ipng_qps) QPs after $CYCLES cycles, $QPS0 before"; return 1; }
+	echo "$CYCLES cycles, $(ipng_qps) QPs as before"
 }
 
 # --- the parent removed under traffic ---
@@ -399,35 +390,21 @@ t_cycles() {
 # ends by itself; vm1 gets rxe0 back and unloads the module too.
 KIDIP=10.17.0.$ME
 PEERKID=10.17.0.$PEER
-KIDS=/tmp/kids
-
 kid_up() { [[ $(ip -o link show nlc2 2>/dev/null) == *LOWER_UP* ]]; }
 kid_answers() { ping -c 1 -W 2 "$PEERKID" > /dev/null; }
 no_kids() { [ ! -e $NET/nlc2 ] && [ ! -e $NET/ib0.ffff ]; }
-no_qps() { [ "$(qps)" = 0 ]; }
-iperfs_ended() { [ -s $KIDS/srv.rc ] && [ -s $KIDS/cli.rc ]; }
-
-# bg NAME SECS CMD...: CMD in the background under timeout(1), its exit
-# status in $KIDS/NAME.rc when it ends (124: it had to be stopped).
-bg() {
-	local name=$1 secs=$2
-	shift 2
-	# All of it redirected: the case's output is read through a pipe
-	# that must not stay open behind it.
-	( timeout -k 5 "$secs" "$@"; echo $? > "$KIDS/$name.rc" ) > "$KIDS/$name.out" 2>&1 < /dev/null &
-}
+no_qps() { [ "$(ipng_qps)" = 0 ]; }
 
 t_kids_traffic() {
 	local p0 p1
-	mkdir -p $KIDS && rm -f $KIDS/*
 	write $NET/ib0/create_child 0xffff &&
 		ip link add link ib0 name nlc2 type ipoib &&
 		ip addr add "$KIDIP/24" dev nlc2 && ip link set nlc2 up || return 1
 	wait_for 15 kid_up || return 1
-	bg srv 120 iperf3 -s -1 -B "$KIDIP" --rcv-timeout 8000
+	bg_start kid-srv 120 iperf3 -s -1 -B "$KIDIP" --rcv-timeout 8000
 	vm_barrier children-kids-listen 120 || return 1
 	wait_for 30 kid_answers || { echo "no answer from $PEERKID"; return 1; }
-	bg cli 120 iperf3 -c "$PEERKID" -t 30 -i 5 --snd-timeout 8000
+	bg_start kid-cli 120 iperf3 -c "$PEERKID" -t 30 -i 5 --snd-timeout 8000
 	sleep 6
 	p0=$(proc_stat tx_packets /proc/net/ipoib/nlc2/stats)
 	sleep 2
@@ -445,9 +422,7 @@ t_remove_under_traffic() {
 	fi
 	wait_for 30 no_kids || { ip -o link; return 1; }
 	wait_for 30 no_qps || { rdma res show qp; return 1; }
-	wait_for 100 iperfs_ended || { echo "an iperf3 still runs"; return 1; }
-	echo "iperf3 client exit $(val $KIDS/cli.rc), server exit $(val $KIDS/srv.rc)"
-	[ "$(val $KIDS/cli.rc)" != 124 ] && [ "$(val $KIDS/srv.rc)" != 124 ]
+	bg_ended 100 kid-cli kid-srv
 }
 
 # vm1: rxe0 back, ib0 made again, then the module unloads cleanly.
@@ -463,7 +438,7 @@ t_after_removal() {
 ktap_begin ipoib_ng_e2e_children
 check() { ktap_check "$@"; }
 check setup_ib0_up setup
-QPS0=$(qps)
+QPS0=$(ipng_qps)
 check sysfs_create_child_ib0_ffff t_sysfs_create
 check sysfs_same_pkey_not_unique t_sysfs_duplicate
 check sysfs_bad_pkeys_refused_nothing_made t_sysfs_bad_values

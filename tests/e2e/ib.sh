@@ -542,8 +542,7 @@ t_part_limited() {
 
 # --- containers and network managers on the fabric ---
 
-# QPs ipoib_ng holds on any device; InfiniBand interfaces in namespace NS.
-ipng_qps() { rdma res show qp | grep -c 'ipoib_ng'; }
+# InfiniBand interfaces in namespace NS.
 ib_links_in() { ip -n "$1" -o link show | grep -c 'link/infiniband'; }
 # qps_back N: the QP count is N again.
 qps_back() { [ "$(ipng_qps)" = "$1" ]; }

@@ -44,6 +44,8 @@ PEERIP=10.10.0.$PEER
 XFER=$IPNG_REPO/tests/e2e/xfer.py
 LOG=$IPNG_OUT/stress
 JOBS=/tmp/stress-jobs
+# shellcheck disable=SC2034  # read by guest-lib.sh's bg_start, bg_ended, bg_status
+BG_LOG=$LOG BG_JOBS=$JOBS
 NOTES=$IPNG_OUT/stress-notes.txt
 CM_MTU=65520
 # cm_idle_timeout during the suite, seconds.
@@ -131,53 +133,6 @@ peer_info() {
 		PEER_GID_RE+=:${h:i:4}
 	done
 }
-
-# --- background jobs: status in $JOBS/NAME.rc, output in $LOG/NAME.out ---
-# Files, not wait: a test runs in a subshell (ktap_check). The job keeps
-# no descriptor of its caller (a command substitution would wait for it).
-
-# bg_start NAME SECS CMD...: CMD under timeout SECS, in the background.
-bg_start() {
-	local name=$1 secs=$2
-	shift 2
-	rm -f "$JOBS/$name.rc"
-	(
-		timeout -k 5 "$secs" "$@" > "$LOG/$name.out" 2>&1
-		echo $? > "$JOBS/$name.rc"
-	) < /dev/null > /dev/null 2>&1 &
-}
-
-# bg_ended SECS NAME...: every job NAME has ended within SECS seconds (from
-# now, all together) and by itself, not killed by its timeout. Prints each
-# exit status; 1 if any is still running or was killed.
-bg_ended() {
-	local end=$((SECONDS + $1)) n st rc=0
-	shift
-	for n in "$@"; do
-		while [ ! -s "$JOBS/$n.rc" ] && [ $SECONDS -lt $end ]; do
-			sleep 0.5
-		done
-		if [ ! -s "$JOBS/$n.rc" ]; then
-			echo "$n: still running after $1 s:"
-			tail -3 "$LOG/$n.out"
-			rc=1
-			continue
-		fi
-		st=$(val "$JOBS/$n.rc")
-		echo "$n: ended, exit status $st"
-		case $st in
-		124 | 137)
-			echo "$n: killed by its timeout (stuck):"
-			tail -3 "$LOG/$n.out"
-			rc=1
-			;;
-		esac
-	done
-	return $rc
-}
-
-# bg_status NAME: the exit status of ended job NAME.
-bg_status() { val "$JOBS/$1.rc"; }
 
 # --- debugfs cm (bash regexes) ---
 

@@ -279,6 +279,66 @@ ktap_end() {
 	[ "$failed" = 0 ] && [ "$n" != 0 ]
 }
 
+# --- background jobs: status in $BG_JOBS/NAME.rc, output in $BG_LOG/NAME.out ---
+# Files, not wait: a test runs in a subshell (ktap_check). The job keeps
+# no descriptor of its caller (a command substitution would wait for it).
+BG_JOBS=${BG_JOBS:-/tmp/ipng-jobs}
+BG_LOG=${BG_LOG:-$BG_JOBS}
+
+# bg_start NAME SECS CMD...: CMD under timeout SECS, in the background.
+bg_start() {
+	local name=$1 secs=$2
+	shift 2
+	mkdir -p "$BG_JOBS" "$BG_LOG"
+	rm -f "$BG_JOBS/$name.rc"
+	(
+		timeout -k 5 "$secs" "$@" > "$BG_LOG/$name.out" 2>&1
+		echo $? > "$BG_JOBS/$name.rc"
+	) < /dev/null > /dev/null 2>&1 &
+}
+
+# bg_ended SECS NAME...: every job NAME has ended within SECS seconds (from
+# now, all together) and by itself, not killed by its timeout. Prints each
+# exit status; 1 if any is still running or was killed.
+bg_ended() {
+	local end=$((SECONDS + $1)) n st rc=0
+	shift
+	for n in "$@"; do
+		while [ ! -s "$BG_JOBS/$n.rc" ] && [ $SECONDS -lt $end ]; do
+			sleep 0.5
+		done
+		if [ ! -s "$BG_JOBS/$n.rc" ]; then
+			echo "$n: still running after $1 s:"
+			tail -3 "$BG_LOG/$n.out"
+			rc=1
+			continue
+		fi
+		st=$(val "$BG_JOBS/$n.rc")
+		echo "$n: ended, exit status $st"
+		case $st in
+		124 | 137)
+			echo "$n: killed by its timeout (stuck):"
+			tail -3 "$BG_LOG/$n.out"
+			rc=1
+			;;
+		esac
+	done
+	return $rc
+}
+
+# bg_status NAME: the exit status of ended job NAME.
+bg_status() { val "$BG_JOBS/$1.rc"; }
+
+# ipng_qps: QPs ipoib_ng owns on any device (rdma res names the kernel
+# user), counted with builtins.
+ipng_qps() {
+	local l n=0
+	while IFS= read -r l; do
+		[[ $l == *ipoib_ng* ]] && n=$((n + 1))
+	done <<<"$(rdma res show qp)"
+	echo $n
+}
+
 # --- ib0 helpers shared by the e2e suites ---
 
 # val FILE: the first line of FILE, read with a builtin (every program a
