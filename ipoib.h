@@ -130,6 +130,8 @@ struct ipng_mcast_ops {
  * @mcast_join: make the UD QP a member of @m->mgid as @m->join says; may
  *	sleep; fabric data for the leave goes into @m->priv
  * @mcast_leave: undo @mcast_join
+ * @lower_gone: @ndev is unregistering or leaving its namespace, under
+ *	RTNL: let go of anything held on it (NULL where nothing is)
  * @mcast_ah_attr: address vector of a joined group (NULL where sending
  *	needs no membership)
  * @repair_gids: called after the interface dropped its address handles
@@ -152,6 +154,7 @@ struct ipng_fabric_ops {
 			    struct rdma_ah_attr *attr);
 	int (*mcast_join)(struct ipng_dev *ipd, struct ipng_mcast_member *m);
 	void (*mcast_leave)(struct ipng_dev *ipd, struct ipng_mcast_member *m);
+	void (*lower_gone)(struct ipng_dev *ipd, struct net_device *ndev);
 	int (*mcast_ah_attr)(struct ipng_dev *ipd, struct ipng_mcast_member *m,
 			     struct rdma_ah_attr *attr);
 	int (*repair_gids)(struct ipng_dev *ipd);
@@ -782,6 +785,7 @@ int ipng_mcast_set_wanted(struct ipng_mcast *mc, const union ib_gid *mgids,
 int ipng_mcast_sendonly(struct ipng_mcast *mc, const union ib_gid *mgid,
 			struct rdma_ah_attr *attr);
 void ipng_mcast_rejoin(struct ipng_mcast *mc);
+int ipng_mcast_forget(struct ipng_mcast *mc, const void *priv);
 unsigned long ipng_mcast_run(struct ipng_mcast *mc, unsigned long now);
 int ipng_mcast_group_info(struct ipng_mcast *mc, const union ib_gid *mgid,
 			  struct ipng_mcast_info *info);

@@ -212,13 +212,19 @@ static struct net_device *ipng_roce_lower_get(struct ipng_dev *ipd)
 }
 
 /*
- * Attaching the QP only makes the adapter accept the group's MAC; the IP
- * stack under RoCE v2 also has to be a member of the group (the MGID is
- * an IPv6 multicast address) or it drops the UDP datagrams. That needs
- * RTNL. The lower device's ifindex is kept in @m->priv for the leave,
- * which drops the membership only if the GID still sits on that device (a
- * device that went away took its memberships with it). Sending needs no
- * membership on RoCE, so only full joins come here.
+ * Attaching the QP only makes the adapter accept the group's MAC; under
+ * RoCE v2 the IP stack of the Ethernet device also has to be a member of
+ * the group (the MGID is an IPv6 multicast address) or it drops the UDP
+ * datagrams. Sending needs no membership on RoCE, so only full joins come
+ * here.
+ *
+ * The device joined on is kept, held, in @m->priv until the leave: by
+ * then the GID table may be empty or name another device (a MAC change
+ * deletes and adds back every GID of the device), and a membership left
+ * on the wrong device, or not at all, would stay on it for good. @m->priv
+ * is only read and written under RTNL. A device that unregisters (or
+ * moves to another namespace) drops its memberships itself and is let go
+ * at once by ipng_roce_lower_gone(), so the hold never delays it.
  */
 static int ipng_roce_mcast_join(struct ipng_dev *ipd,
 				struct ipng_mcast_member *m)
@@ -229,16 +235,23 @@ static int ipng_roce_mcast_join(struct ipng_dev *ipd,
 	err = ib_attach_mcast(ipd->qp, &m->mgid, 0);
 	if (err)
 		return err;
-	m->priv = NULL;
-	lower = ipng_roce_lower_get(ipd);
-	if (!lower)
-		return 0;
 	rtnl_lock();
-	err = ipv6_dev_mc_inc(lower, (const struct in6_addr *)m->mgid.raw);
+	lower = ipng_roce_lower_get(ipd);
+	if (!lower) {
+		err = -ENODEV;
+	} else if (lower->reg_state != NETREG_REGISTERED) {
+		/* Its NETDEV_UNREGISTER is past: nothing would let it go. */
+		dev_put(lower);
+		err = -ENODEV;
+	} else {
+		err = ipv6_dev_mc_inc(lower,
+				      (const struct in6_addr *)m->mgid.raw);
+		if (err)
+			dev_put(lower);
+		else
+			m->priv = lower;
+	}
 	rtnl_unlock();
-	if (!err)
-		m->priv = (void *)(long)lower->ifindex;
-	dev_put(lower);
 	if (err)
 		ib_detach_mcast(ipd->qp, &m->mgid, 0);
 	return err;
@@ -247,19 +260,31 @@ static int ipng_roce_mcast_join(struct ipng_dev *ipd,
 static void ipng_roce_mcast_leave(struct ipng_dev *ipd,
 				  struct ipng_mcast_member *m)
 {
-	int ifindex = (long)m->priv;
 	struct net_device *lower;
 
-	lower = ifindex ? ipng_roce_lower_get(ipd) : NULL;
+	rtnl_lock();
+	lower = m->priv;
+	m->priv = NULL;
 	if (lower) {
-		rtnl_lock();
-		if (lower->ifindex == ifindex)
-			ipv6_dev_mc_dec(lower,
-					(const struct in6_addr *)m->mgid.raw);
-		rtnl_unlock();
+		ipv6_dev_mc_dec(lower, (const struct in6_addr *)m->mgid.raw);
 		dev_put(lower);
 	}
+	rtnl_unlock();
 	ib_detach_mcast(ipd->qp, &m->mgid, 0);
+}
+
+/*
+ * @ndev is unregistering (or leaving its namespace), under RTNL: its IPv6
+ * state, group memberships included, goes with it. Forget the groups
+ * joined on it and let it go.
+ */
+static void ipng_roce_lower_gone(struct ipng_dev *ipd, struct net_device *ndev)
+{
+	int n;
+
+	ASSERT_RTNL();
+	for (n = ipng_mcast_forget(ipd->mcast, ndev); n > 0; n--)
+		dev_put(ndev);
 }
 
 /*
@@ -298,6 +323,7 @@ static const struct ipng_fabric_ops ipng_fabric_roce = {
 	.resolve_path	= ipng_roce_resolve_path,
 	.mcast_join	= ipng_roce_mcast_join,
 	.mcast_leave	= ipng_roce_mcast_leave,
+	.lower_gone	= ipng_roce_lower_gone,
 	.repair_gids	= ipng_roce_repair_gids,
 	.cm_path	= ipng_roce_cm_path,
 	.cm_retry	= 7,

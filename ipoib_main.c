@@ -249,28 +249,42 @@ static void ipng_remove_one(struct ib_device *ca, void *client_data)
 }
 
 /*
- * A RoCE port's MTU follows its Ethernet device, and drivers such as rxe
- * change it without an IB event: watch MTU changes of the devices under
- * our ports. Runs under RTNL; only queues work.
+ * Events of the network devices under our RoCE ports, under RTNL:
+ *  - a port's MTU follows its Ethernet device, and drivers such as rxe
+ *    change it without an IB event (only queues work);
+ *  - a device that unregisters or leaves its namespace is let go by every
+ *    interface holding something on it (fabric ops lower_gone).
  */
+static void ipng_netdev_changed(struct net_device *ndev, unsigned long event)
+{
+	struct ipng_dev *ipd;
+	struct ipng_ca *ic;
+
+	mutex_lock(&ipng_cas_lock);
+	list_for_each_entry(ic, &ipng_cas, list) {
+		mutex_lock(&ic->lock);
+		list_for_each_entry(ipd, &ic->ports, list) {
+			if (event == NETDEV_UNREGISTER) {
+				if (ipd->fabric->lower_gone)
+					ipd->fabric->lower_gone(ipd, ndev);
+			} else if (ipd->fabric->carried_by(ipd, ndev)) {
+				ipng_dev_refresh(ipd);
+			}
+		}
+		mutex_unlock(&ic->lock);
+	}
+	mutex_unlock(&ipng_cas_lock);
+}
+
 static int ipng_netdev_event(struct notifier_block *nb, unsigned long event,
 			     void *ptr)
 {
 	struct net_device *ndev = netdev_notifier_info_to_dev(ptr);
-	struct ipng_dev *ipd;
-	struct ipng_ca *ic;
 
-	if (event != NETDEV_CHANGEMTU || ndev->type == ARPHRD_INFINIBAND)
+	if (ndev->type == ARPHRD_INFINIBAND)
 		return NOTIFY_DONE;
-	mutex_lock(&ipng_cas_lock);
-	list_for_each_entry(ic, &ipng_cas, list) {
-		mutex_lock(&ic->lock);
-		list_for_each_entry(ipd, &ic->ports, list)
-			if (ipd->fabric->carried_by(ipd, ndev))
-				ipng_dev_refresh(ipd);
-		mutex_unlock(&ic->lock);
-	}
-	mutex_unlock(&ipng_cas_lock);
+	if (event == NETDEV_CHANGEMTU || event == NETDEV_UNREGISTER)
+		ipng_netdev_changed(ndev, event);
 	return NOTIFY_DONE;
 }
 

@@ -341,6 +341,35 @@ void ipng_mcast_rejoin(struct ipng_mcast *mc)
 }
 EXPORT_SYMBOL_IF_KUNIT(ipng_mcast_rejoin);
 
+/**
+ * ipng_mcast_forget() - forget fabric data that names something gone
+ * @mc: state
+ * @priv: the value to clear from the groups' fabric data
+ *
+ * For fabric data that stays valid only under RTNL (RoCE keeps the
+ * Ethernet device a group was joined on): the fabric calls this, under
+ * RTNL, when that thing goes away, and its leaves then skip it.
+ *
+ * Return: how many groups named @priv.
+ */
+int ipng_mcast_forget(struct ipng_mcast *mc, const void *priv)
+{
+	struct ipng_mcast_group *grp;
+	int n = 0;
+
+	ASSERT_RTNL();
+	mutex_lock(&mc->lock);
+	list_for_each_entry(grp, &mc->groups, list) {
+		if (grp->m.priv != priv)
+			continue;
+		grp->m.priv = NULL;
+		n++;
+	}
+	mutex_unlock(&mc->lock);
+	return n;
+}
+EXPORT_SYMBOL_IF_KUNIT(ipng_mcast_forget);
+
 /* The membership a group should have now; under mc->lock. */
 static enum ipng_mc_join ipng_mc_goal(struct ipng_mcast *mc,
 				      struct ipng_mcast_group *grp,

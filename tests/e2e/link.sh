@@ -244,6 +244,48 @@ t_addr_follows_gid() {
 	return $rc
 }
 
+# ipoib_ng's groups on eth0: under RoCE v2 each MGID (signature 0x401b or
+# 0x601b) is also an IPv6 group of the Ethernet device. ip adds "users N"
+# to a group more than one membership holds.
+lower_groups() { ip -6 maddr show dev eth0 | grep -E 'inet6 ff1[0-9a-f]:[46]01b:'; }
+no_lower_groups() { ! lower_groups >/dev/null; }
+lower_bcast() { lower_groups | grep -q 'ffff::ffff:ffff'; }
+
+# A MAC change deletes and adds back every GID of eth0 (with the table
+# full meanwhile, as the kernel log says) while ib0 leaves and joins its
+# groups again: no membership on eth0 may be lost track of. Each group is
+# held once, and ib0 down leaves them all.
+t_lower_groups_after_gid_changes() {
+	local mac i rc=0
+	mac=$(val $NET/eth0/address)
+	for i in 1 2 3; do
+		ip link set eth0 address "52:54:00:00:0$i:0$IPNG_VM" &&
+			ip link set eth0 address "$mac" || return 1
+	done
+	wait_for 15 gid_in_addr || { echo "gid $(port_gid_hex) addr $(ib_hex)"; return 1; }
+	wait_for 15 lower_bcast || { echo "broadcast group not on eth0"; rc=1; }
+	if lower_groups | grep -q users; then
+		echo "a group held more than once on eth0:"
+		lower_groups
+		rc=1
+	fi
+	ip link set ib0 down || return 1
+	if ! wait_for 10 no_lower_groups; then
+		echo "groups left on eth0 with ib0 down:"
+		lower_groups
+		rc=1
+	fi
+	ip link set ib0 up && wait_for 10 lower_bcast || { echo "no join after up"; rc=1; }
+	return $rc
+}
+
+t_no_lower_groups() {
+	no_lower_groups && return 0
+	echo "left on eth0:"
+	lower_groups
+	return 1
+}
+
 t_dellink_keeps() {
 	ip link del ib0
 	has_ib0
@@ -304,6 +346,7 @@ t_reload() {
 		rmmod ipoib_ng || { echo "rmmod $i"; return 1; }
 		no_ib0 || return 1
 	done
+	t_no_lower_groups
 }
 
 ktap_begin ipoib_ng_e2e_link
@@ -329,8 +372,10 @@ ktap_check "ip_link_del_keeps_port_interface" t_dellink_keeps
 ktap_check "mtu_follows_port_mtu" t_mtu_follows_port
 ktap_check "carrier_follows_port_state" t_carrier_follows_port
 ktap_check "address_follows_gid_change" t_addr_follows_gid
+ktap_check "eth0_groups_tracked_across_gid_changes" t_lower_groups_after_gid_changes
 ktap_check "rdma_link_delete_removes_ib0" t_rdma_delete
 ktap_check "module_unloads" rmmod ipoib_ng
+ktap_check "no_groups_left_on_eth0" t_no_lower_groups
 ktap_check "bad_module_params_refused" t_bad_params
 ktap_check "ifname_template_and_ring_params" t_ifname
 ktap_check "refused_while_ib_ipoib_loaded" t_ib_ipoib_conflict

@@ -61,6 +61,7 @@ typedef void (*fake_hook)(struct fake_fabric *ff, struct ipng_mcast_member *m);
  * @last_join: membership asked for by the last join
  * @hook: called inside the next join, then cleared
  * @used: what the datapath says of its last send to mg[3] (0: never)
+ * @forgot: ipng_mcast_forget() cleared the fabric data of every group
  * @trace: state changes seen by the tracepoint probe
  */
 struct fake_fabric {
@@ -77,6 +78,7 @@ struct fake_fabric {
 	enum ipng_mc_join last_join;
 	fake_hook hook;
 	unsigned long used;
+	bool forgot;
 	struct mc_trace trace;
 };
 
@@ -123,7 +125,7 @@ static void fake_leave(void *ctx, struct ipng_mcast_member *m)
 	ff->leaves++;
 	KUNIT_EXPECT_GE_MSG(ff->test, i, 0, "%pI6 left but not held",
 			    m->mgid.raw);
-	KUNIT_EXPECT_PTR_EQ(ff->test, m->priv, (void *)ff);
+	KUNIT_EXPECT_PTR_EQ(ff->test, m->priv, ff->forgot ? NULL : (void *)ff);
 	if (i >= 0)
 		ff->held[i] = ff->held[--ff->nheld];
 }
@@ -511,6 +513,29 @@ static void ipng_mc_test_stop_leaves_all(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, ff->joins, 6);
 }
 
+/*
+ * What the fabric held on something that went away is forgotten, once:
+ * the leaves that follow see no fabric data, and the groups still leave.
+ */
+static void ipng_mc_test_forget(struct kunit *test)
+{
+	struct fake_fabric *ff = test->priv;
+	unsigned long now = jiffies;
+	int other;
+
+	start_three(test, ff, now);
+	rtnl_lock();
+	KUNIT_EXPECT_EQ(test, ipng_mcast_forget(ff->mc, &other), 0);
+	KUNIT_EXPECT_EQ(test, ipng_mcast_forget(ff->mc, ff), 3);
+	KUNIT_EXPECT_EQ(test, ipng_mcast_forget(ff->mc, ff), 0);
+	rtnl_unlock();
+	ff->forgot = true;
+	ipng_mcast_set_running(ff->mc, false);
+	ipng_mcast_run(ff->mc, now);
+	KUNIT_EXPECT_EQ(test, ff->leaves, 3);
+	KUNIT_EXPECT_EQ(test, ff->nheld, 0);
+}
+
 static void ipng_mc_test_sendonly(struct kunit *test)
 {
 	struct fake_fabric *ff = test->priv;
@@ -710,6 +735,7 @@ static struct kunit_case ipng_mc_cases[] = {
 	KUNIT_CASE(ipng_mc_test_leave_during_join),
 	KUNIT_CASE(ipng_mc_test_down_during_join),
 	KUNIT_CASE(ipng_mc_test_stop_leaves_all),
+	KUNIT_CASE(ipng_mc_test_forget),
 	KUNIT_CASE(ipng_mc_test_sendonly),
 	KUNIT_CASE(ipng_mc_test_sendonly_kept_while_used),
 	KUNIT_CASE(ipng_mc_test_sendonly_to_full),
