@@ -224,7 +224,9 @@ static struct net_device *ipng_roce_lower_get(struct ipng_dev *ipd)
  * on the wrong device, or not at all, would stay on it for good. @m->priv
  * is only read and written under RTNL. A device that unregisters (or
  * moves to another namespace) drops its memberships itself and is let go
- * at once by ipng_roce_lower_gone(), so the hold never delays it.
+ * at once by ipng_roce_lower_gone(); only an interface already off its
+ * device's list (being torn down) misses that, and it lets go in its own
+ * leaves a moment later.
  */
 static int ipng_roce_mcast_join(struct ipng_dev *ipd,
 				struct ipng_mcast_member *m)
