@@ -278,6 +278,17 @@ ping_args() {
 	fi
 }
 
+# While the peer was gone, the survivor's connected-mode sends to it fell
+# back to datagram mode, which answers a packet above the datagram MTU with
+# an ICMP "fragmentation needed" (as the kernel's IPoIB does): its IPv4
+# stack keeps that path MTU for net.ipv4.route.mtu_expires (600 s), and
+# ping -M do fails locally ("message too long") until then. Show it, then
+# forget it as an operator would.
+forget_learned_pmtu() {
+	ip route get "$PEERIP" | grep -o 'mtu [0-9]*' | sed 's/^/learned path /'
+	ip route flush cache
+}
+
 # R pings first (its ARP request gives the peer its new address), then the
 # other side.
 t_ping() {
@@ -288,6 +299,7 @@ t_ping() {
 		vm_publish "$key-pinged" 1
 	else
 		vm_fetch "$r" "$key-pinged" 120 > /dev/null || return 1
+		[ "$mode" = connected ] && forget_learned_pmtu
 		ping_each 3 "${args[@]}" "$PEERIP"
 	fi
 }
