@@ -753,6 +753,7 @@ int ipng_paths_init(struct ipng_dev *ipd);
 void ipng_paths_cleanup(struct ipng_dev *ipd);
 void ipng_paths_flush(struct ipng_dev *ipd);
 void ipng_paths_start(struct ipng_dev *ipd);
+void ipng_paths_age(struct ipng_dev *ipd, unsigned long now);
 void ipng_paths_stop(struct ipng_dev *ipd);
 void ipng_path_xmit(struct ipng_dev *ipd, struct sk_buff *skb,
 		    struct ipng_neigh *n);
@@ -767,7 +768,7 @@ extern unsigned int ipng_path_timeout;
 int ipng_neighs_init(struct ipng_dev *ipd);
 void ipng_neighs_cleanup(struct ipng_dev *ipd);
 void ipng_neighs_flush(struct ipng_dev *ipd);
-void ipng_neighs_age(struct ipng_dev *ipd);
+void ipng_neighs_age(struct ipng_dev *ipd, unsigned long now);
 void ipng_neigh_xmit(struct ipng_dev *ipd, struct sk_buff *skb);
 void ipng_neigh_set_ah(struct ipng_neigh *n, struct ipng_ah *ah);
 void ipng_send_resolved(struct ipng_dev *ipd, struct sk_buff *skb,

@@ -80,6 +80,7 @@ unsigned long ipng_path_timeout_jiffies(void)
 {
 	return (unsigned long)max(READ_ONCE(ipng_path_timeout), 1U) * HZ;
 }
+EXPORT_SYMBOL_IF_KUNIT(ipng_path_timeout_jiffies);
 
 /**
  * ipng_path_decide() - what transmit does with a packet for a path that
@@ -384,7 +385,9 @@ void ipng_path_xmit(struct ipng_dev *ipd, struct sk_buff *skb,
  * paths_walk_lock; removal sleeps, so it happens after the RCU walk.
  */
 static void ipng_paths_walk(struct ipng_dev *ipd,
-			    bool (*expired)(struct ipng_path *path))
+			    bool (*expired)(struct ipng_path *path,
+					    unsigned long now),
+			    unsigned long now)
 {
 	struct rhashtable_iter iter;
 	struct ipng_path *path, *tmp;
@@ -394,7 +397,7 @@ static void ipng_paths_walk(struct ipng_dev *ipd,
 	rhashtable_walk_enter(&ipd->paths, &iter);
 	rhashtable_walk_start(&iter);
 	while ((path = rhashtable_walk_next(&iter))) {
-		if (!IS_ERR(path) && expired(path))
+		if (!IS_ERR(path) && expired(path, now))
 			list_add_tail(&path->dead, &dead);
 	}
 	rhashtable_walk_stop(&iter);
@@ -448,27 +451,48 @@ unsigned long ipng_path_last_used(struct ipng_dev *ipd,
 	rcu_read_unlock();
 	return used;
 }
+EXPORT_SYMBOL_IF_KUNIT(ipng_path_last_used);
 
-static bool ipng_path_idle(struct ipng_path *path)
+static bool ipng_path_idle(struct ipng_path *path, unsigned long now)
 {
-	return time_after(jiffies, READ_ONCE(path->last_used) +
+	return time_after(now, READ_ONCE(path->last_used) +
 			  ipng_path_timeout_jiffies());
 }
 
-static bool ipng_path_any(struct ipng_path *path)
+static bool ipng_path_any(struct ipng_path *path, unsigned long now)
 {
 	return true;
 }
+
+/**
+ * ipng_paths_age() - one aging pass over the neighbours and the paths
+ * @ipd: interface
+ * @now: the instant (jiffies) at which the whole pass judges idleness
+ *
+ * Neighbours idle at @now go and the others pass their last use on to
+ * their path; then the paths idle at @now go. Both steps judge at the
+ * same instant: when the clock was read once per step, a worker held off
+ * between them for longer than path_timeout (a vCPU the host did not run
+ * sees jiffies jump) removed a path whose neighbour was in use and kept
+ * sending with its own address handle, leaving it without a cached path.
+ *
+ * Process context (the path_gc work, or a test that stopped it).
+ */
+void ipng_paths_age(struct ipng_dev *ipd, unsigned long now)
+{
+	mutex_lock(&ipd->paths_walk_lock);
+	ipng_neighs_age(ipd, now);
+	mutex_unlock(&ipd->paths_walk_lock);
+	ipng_paths_walk(ipd, ipng_path_idle, now);
+}
+EXPORT_SYMBOL_IF_KUNIT(ipng_paths_age);
 
 static void ipng_path_gc(struct work_struct *work)
 {
 	struct ipng_dev *ipd = container_of(to_delayed_work(work),
 					    struct ipng_dev, path_gc);
 
-	mutex_lock(&ipd->paths_walk_lock);
-	ipng_neighs_age(ipd);
-	mutex_unlock(&ipd->paths_walk_lock);
-	ipng_paths_walk(ipd, ipng_path_idle);
+	ipng_paths_age(ipd, jiffies);
 	queue_delayed_work(ipng_wq, &ipd->path_gc, HZ);
 }
 
@@ -483,8 +507,9 @@ void ipng_paths_flush(struct ipng_dev *ipd)
 	mutex_lock(&ipd->paths_walk_lock);
 	ipng_neighs_flush(ipd);
 	mutex_unlock(&ipd->paths_walk_lock);
-	ipng_paths_walk(ipd, ipng_path_any);
+	ipng_paths_walk(ipd, ipng_path_any, jiffies);
 }
+EXPORT_SYMBOL_IF_KUNIT(ipng_paths_flush);
 
 /**
  * ipng_paths_init() - create the path cache and start aging
@@ -523,6 +548,7 @@ void ipng_paths_start(struct ipng_dev *ipd)
 {
 	queue_delayed_work(ipng_wq, &ipd->path_gc, HZ);
 }
+EXPORT_SYMBOL_IF_KUNIT(ipng_paths_start);
 
 /**
  * ipng_paths_stop() - stop aging and forget every path

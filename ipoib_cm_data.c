@@ -349,6 +349,17 @@ static void ipng_cm_send(struct ipng_cm_tx *tx, struct sk_buff *skb)
 	 * first.
 	 */
 	skb_tx_timestamp(skb);
+	/*
+	 * An RC send completes only when the peer has acknowledged it, a
+	 * network round trip later, not when the packet left this host.
+	 * Charged to its socket until then, it would count that round trip
+	 * as local queueing: TCP's small-queue limit then lets a flow have
+	 * about two packets on the connection (measured: 49 Mbit/s instead
+	 * of 382 on soft-RoCE). Ring size and the in-flight budget bound
+	 * what is outstanding instead; the route is not needed either.
+	 */
+	skb_orphan(skb);
+	skb_dst_drop(skb);
 	/* Release: the slot is filled before the new head is seen. */
 	smp_store_release(&tx->head, tx->head + 1);
 	if (ib_post_send(tx->qp, &wr, NULL)) {

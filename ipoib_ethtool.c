@@ -236,7 +236,7 @@ static void ipng_get_strings(struct net_device *ndev, u32 sset, u8 *data)
 	if (sset != ETH_SS_STATS)
 		return;
 	for (i = 0; i < IPNG_STAT_MAX; i++)
-		ethtool_sprintf(&data, "%s", ipng_stat_names[i]);
+		ethtool_puts(&data, ipng_stat_names[i]);
 	for (i = 0; i < n; i++)
 		for (j = 0; j < IPNG_CHAN_STATS; j++)
 			ethtool_sprintf(&data, "ch%u_%s", i,

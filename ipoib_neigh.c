@@ -207,18 +207,18 @@ static void ipng_neighs_for_each(struct ipng_dev *ipd,
 	rhashtable_walk_exit(&iter);
 }
 
-static bool ipng_neigh_idle(struct ipng_neigh *n)
+static bool ipng_neigh_idle(struct ipng_neigh *n, unsigned long now)
 {
 	unsigned long timeout = ipng_path_timeout_jiffies();
 
-	return time_after(jiffies, READ_ONCE(n->last_used) + timeout);
+	return time_after(now, READ_ONCE(n->last_used) + timeout);
 }
 
-/* Aging: an idle entry goes; the others keep their path alive. */
+/* Aging at *@now: an idle entry goes; the others keep their path alive. */
 static void ipng_neigh_age_one(struct ipng_dev *ipd, struct ipng_neigh *n,
-			       void *unused)
+			       void *now)
 {
-	if (ipng_neigh_idle(n))
+	if (ipng_neigh_idle(n, *(unsigned long *)now))
 		ipng_neigh_remove(ipd, n);
 	else
 		ipng_path_touch(ipd, &n->key.gid, READ_ONCE(n->last_used));
@@ -233,11 +233,12 @@ static void ipng_neigh_drop(struct ipng_dev *ipd, struct ipng_neigh *n,
 /**
  * ipng_neighs_age() - drop entries unused for path_timeout seconds
  * @ipd: interface
+ * @now: the instant (jiffies) the aging pass judges at
  */
-void ipng_neighs_age(struct ipng_dev *ipd)
+void ipng_neighs_age(struct ipng_dev *ipd, unsigned long now)
 {
 	lockdep_assert_held(&ipd->paths_walk_lock);
-	ipng_neighs_for_each(ipd, ipng_neigh_age_one, NULL);
+	ipng_neighs_for_each(ipd, ipng_neigh_age_one, &now);
 }
 
 /**

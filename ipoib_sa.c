@@ -185,7 +185,7 @@ static void ipng_sa_path_done(int status, struct sa_path_rec *resp,
 	complete(&w->done);
 }
 
-IPNG_SA_PATH_CB_ADAPTER(ipng_sa_path_done)
+IPNG_SA_PATH_CB_ADAPTER(ipng_sa_path_done);
 
 static int ipng_ib_addr_gid_index(struct ipng_dev *ipd)
 {

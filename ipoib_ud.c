@@ -48,7 +48,7 @@ static int ipng_header_parse(const struct sk_buff *skb,
 	return IPNG_ADDR_LEN;
 }
 
-IPNG_HEADER_PARSE_ADAPTER(ipng_header_parse)
+IPNG_HEADER_PARSE_ADAPTER(ipng_header_parse);
 
 const struct header_ops ipng_header_ops = {
 	.create	= ipng_header_create,

@@ -8,8 +8,8 @@ set -euo pipefail
 pkgs=(
 	build-essential bc bison flex libelf-dev libssl-dev dwarves cpio kmod
 	python3 ccache sparse git patch
-	linux-source-6.1 linux-headers-amd64 linux-headers-6.12-amd64 dkms
-	linux-image-6.12-amd64
+	linux-source-"${IPNG_KERNEL_SERIES:-6.12}" linux-headers-amd64 linux-headers-6.12-amd64 dkms
+	linux-image-6.12-amd64 linux-image-amd64
 	qemu-system-x86
 	iproute2 rdma-core ibverbs-utils infiniband-diags perftest
 	ethtool iputils-ping arping iperf3 tshark procps busybox-static

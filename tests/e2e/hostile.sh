@@ -333,25 +333,21 @@ t_memory() {
 	[ $((a - b)) -lt $MEM_BOUND_KB ] && [ $((p - b)) -lt $MEM_BOUND_KB ]
 }
 
-cm_forged_lines() {
-	local l n=0 q
-	while IFS= read -r l; do
-		[[ $l =~ ^(tx|rx)\ qpn\ 0x([0-9a-f]{6}) ]] || continue
-		q=$((16#${BASH_REMATCH[2]}))
-		[ $q -ge $((0x800000)) ] && n=$((n + 1))
-	done < /sys/kernel/debug/ipoib_ng/ib0/cm
-	echo $n
-}
+# Lines of the cm table for forged QPNs (0x800000 and up: first hex digit
+# 8 to f).
+cm_forged_lines() { cm_count '^(tx|rx) qpn 0x[89a-f][0-9a-f]{5}'; }
 # shellcheck disable=SC2317  # called through wait_for
 no_forged() { [ "$(cm_forged_lines)" = 0 ]; }
 
 # rx lines of the cm table but the real peer's.
 foreign_rx() {
-	local l n=0
-	while IFS= read -r l; do
+	local l n=0 lines
+
+	mapfile -t lines < /sys/kernel/debug/ipoib_ng/ib0/cm
+	for l in "${lines[@]}"; do
 		[[ $l == "rx qpn 0x${PEER_QPN} "* ]] && continue
 		[[ $l == 'rx '* ]] && n=$((n + 1))
-	done < /sys/kernel/debug/ipoib_ng/ib0/cm
+	done
 	echo $n
 }
 
@@ -380,12 +376,7 @@ t_drained() {
 	echo "forged entries gone after $((SECONDS - t0)) s"
 }
 
-stats_conns() {
-	local k v
-	while IFS=': ' read -r k v; do
-		[ "$k" = connections ] && { printf '%s' "$v"; return; }
-	done < /proc/net/ipoib/ib0/stats
-}
+stats_conns() { proc_stat connections; }
 
 scan_since() {
 	dmesg | sed -n "/$1/,\$p" > "/tmp/$1.log"

@@ -54,7 +54,7 @@ expect_eq() {
 }
 
 # stat_val FILE NAME: the value of "NAME: value" in a stats file.
-stat_val() { kv_get "$2" < "$1"; }
+stat_val() { proc_stat "$2" "$1"; }
 
 setup() {
 	insmod "$KO" && wait_for 10 test -e $NET/ib0 || return 1

@@ -13,11 +13,18 @@
                                              carried in each second
                                              ("<epoch second> <bytes>") and
                                              "total <bytes>"; a reset: exit 1
+  xfer.py outq HOST PORT COUNT SIZE WAIT     send COUNT UDP datagrams of SIZE
+                                             bytes from one socket, then print
+                                             its unsent bytes (SIOCOUTQ) until
+                                             they are 0 or WAIT seconds pass;
+                                             exit 1 if they never were 0
 """
+import fcntl
 import os
 import socket
 import struct
 import sys
+import termios
 import time
 
 
@@ -107,9 +114,26 @@ def sink(bind, port, timeout):
     print('total', total)
 
 
+def outq(host, port, count, size, wait):
+    with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as s:
+        for _ in range(int(count)):
+            s.sendto(b'x' * int(size), (host, int(port)))
+        end = time.monotonic() + float(wait)
+        while True:
+            # SIOCOUTQ (TIOCOUTQ): the bytes still charged to the socket.
+            held = struct.unpack('i', fcntl.ioctl(s, termios.TIOCOUTQ,
+                                                  b'\0' * 4))[0]
+            print('outq', held)
+            if held == 0:
+                return
+            if time.monotonic() > end:
+                sys.exit(1)
+            time.sleep(0.1)
+
+
 if __name__ == '__main__':
     cmds = {'send': send, 'recv': recv, 'msend': msend, 'mrecv': mrecv,
-            'stream': stream, 'sink': sink}
+            'stream': stream, 'sink': sink, 'outq': outq}
     if len(sys.argv) < 2 or sys.argv[1] not in cmds:
         sys.exit(__doc__)
     cmds[sys.argv[1]](*sys.argv[2:])

@@ -86,7 +86,7 @@ static void compat_test_sa_cb(int status, struct sa_path_rec *resp,
 	seen->calls++;
 }
 
-IPNG_SA_PATH_CB_ADAPTER(compat_test_sa_cb)
+IPNG_SA_PATH_CB_ADAPTER(compat_test_sa_cb);
 
 /* The SA callback shim passes status, record, count and context through. */
 static void compat_test_sa_path_cb(struct kunit *test)

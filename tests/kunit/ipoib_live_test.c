@@ -5,8 +5,8 @@
  * real verbs: the interface's address and UD QP, an address handle for
  * its own GID, a datagram sent to itself and received through NAPI, the
  * link header and GRH handling of received frames, broadcast and
- * multicast membership, the drop paths of transmit and receive, and send
- * completions that name no send of the ring.
+ * multicast membership, the drop paths of transmit and receive, send
+ * completions that name no send of the ring, and path aging.
  *
  * Frames from another sender come from a second UD QP that this suite
  * creates on the same port (the "injector"); it can send what the
@@ -844,6 +844,44 @@ static void live_test_loopback(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, live_hits(), 1);
 }
 
+/*
+ * An aging pass judges at one instant: a path idle by its own use but not
+ * by its neighbour's stays; past both, both go. Background aging waits.
+ */
+static void live_test_aging_one_instant(struct kunit *test)
+{
+	struct ipng_dev *ipd = live.ipd;
+	unsigned long timeout = ipng_path_timeout_jiffies(), used, sent = 0;
+	u8 addr[IPNG_ADDR_LEN], payload[LIVE_PAYLOAD_LEN] = {};
+	const union ib_gid *gid = (const void *)(addr + IPNG_GID_OFFSET);
+	int i;
+
+	memcpy(addr, live.ndev->dev_addr, sizeof(addr));
+	cancel_delayed_work_sync(&ipd->path_gc);
+	ipng_paths_flush(ipd);
+	/* 1, 2: neighbour, path, its handle; 3: through the neighbour only */
+	for (i = 0; i < 3; i++) {
+		msleep(200);
+		sent = jiffies;
+		KUNIT_ASSERT_EQ(test, live_xmit(addr, ETH_P_ARP, payload,
+						sizeof(payload)), 0);
+		while (!ipng_path_last_used(ipd, gid) &&
+		       jiffies_to_msecs(jiffies - sent) < LIVE_WAIT_MS)
+			msleep(LIVE_POLL_MS);
+	}
+	used = ipng_path_last_used(ipd, gid);
+	KUNIT_ASSERT_TRUE_MSG(test, used && time_before(used, sent),
+			      "path used at %lu, third send at %lu", used, sent);
+	ipng_paths_age(ipd, used + timeout + 1);
+	used = ipng_path_last_used(ipd, gid);
+	KUNIT_EXPECT_TRUE_MSG(test, used && !time_before(used, sent),
+			      "the path of a neighbour in use went (%lu)", used);
+	ipng_paths_age(ipd, jiffies + timeout + 1);
+	KUNIT_EXPECT_EQ_MSG(test, ipng_path_last_used(ipd, gid), 0,
+			    "a path idle at the pass's instant stayed");
+	ipng_paths_start(ipd);	/* the interface is up in every case */
+}
+
 /* While up, the lower device is in the broadcast MGID's IPv6 group. */
 static void live_test_broadcast_joined(struct kunit *test)
 {
@@ -1134,6 +1172,7 @@ static struct kunit_case live_cases[] = {
 	KUNIT_CASE(live_test_address),
 	KUNIT_CASE(live_test_ah_own_gid),
 	KUNIT_CASE(live_test_loopback),
+	KUNIT_CASE(live_test_aging_one_instant),
 	KUNIT_CASE(live_test_broadcast_joined),
 	KUNIT_CASE(live_test_broadcast_rx),
 	KUNIT_CASE(live_test_own_broadcast_dropped),

@@ -88,6 +88,7 @@ ktap_check dkms_ldtarball_host_build t_ldtarball
 ktap_check dkms_install_for_the_stock_kernel t_install
 if [ "$KTAP_RC" = 0 ]; then
 	"$@" || rc=$?
+	ktap_clock_restart
 	ktap_check dkms_remove_cleans_up t_remove
 else
 	ktap_skip dkms_remove_cleans_up "not installed"

@@ -193,6 +193,12 @@ _ktap_add() {
 	_ktap_forks forks
 	printf '# %s: %s [%d s, %d forks]\n' "$_ktap_suite" "$line" \
 		$((SECONDS - _ktap_t)) $((forks - _ktap_f))
+	ktap_clock_restart
+}
+
+# ktap_clock_restart: the next case's progress line counts from now (for
+# work between cases that is no case's own, such as a VM run on the host).
+ktap_clock_restart() {
 	_ktap_t=$SECONDS
 	_ktap_forks _ktap_f
 }
@@ -201,8 +207,7 @@ _ktap_add() {
 ktap_begin() {
 	_ktap_name _ktap_suite "$1"
 	_ktap_file=$(mktemp "${TMPDIR:-/tmp}/ktap.XXXXXX")
-	_ktap_t=$SECONDS
-	_ktap_forks _ktap_f
+	ktap_clock_restart
 	printf '# %s: start\n' "$_ktap_suite"
 	# A script that dies before ktap_end still reports what it had.
 	if [ -z "$(trap -p EXIT)" ]; then
@@ -372,11 +377,56 @@ kv_get_v() {
 	return 0
 }
 
-# proc_stat NAME [FILE]: field NAME of /proc/net/ipoib/ib0/stats (or FILE).
-proc_stat() { kv_get "$1" < "${2:-/proc/net/ipoib/ib0/stats}"; }
+# kv_lines_v VAR NAME LINE...: kv_get_v over the lines given, split the
+# way kv_get_v's read splits them (IFS ': '): leading spaces dropped, the
+# name ends at a colon or a space, then spaces, one colon and spaces, and
+# the value without trailing spaces. kv_get_v stays a read loop: on a pipe
+# (command output, which cannot change under it) it stops at the line it
+# wants, where a pass over everything costs twice as many reads.
+kv_lines_v() {
+	local _kvvar=$1 _kvname=$2 _kvl _kvk _kvv
 
-# proc_stat_v VAR NAME [FILE]: proc_stat into VAR.
-proc_stat_v() { kv_get_v "$1" "$2" < "${3:-/proc/net/ipoib/ib0/stats}"; }
+	shift 2
+	printf -v "$_kvvar" '%s' ''
+	for _kvl; do
+		_kvl=${_kvl#"${_kvl%%[! ]*}"}
+		_kvk=${_kvl%%[: ]*}
+		[ "$_kvk" = "$_kvname" ] || continue
+		_kvv=${_kvl#"$_kvk"}
+		_kvv=${_kvv#"${_kvv%%[! ]*}"}
+		_kvv=${_kvv#:}
+		_kvv=${_kvv#"${_kvv%%[! ]*}"}
+		printf -v "$_kvvar" '%s' "${_kvv%"${_kvv##*[! ]}"}"
+		return 0
+	done
+	return 0
+}
+
+# A /proc or debugfs file whose content changes (counters, the cm table)
+# is read in one pass, with mapfile, never line by line with read: read
+# takes a block, seeks back to the end of its line, and the kernel makes
+# the file again for the next read at that offset, so a counter that
+# grew by a digit in between shifts every line after it (a soak failed an
+# ethtool -G the kernel had applied: the ring size read back was not the
+# one set, with send_queue_depth, two lines before it, moving under
+# iperf3 traffic).
+
+# proc_stat_v VAR NAME [FILE]: field NAME of /proc/net/ipoib/ib0/stats
+# (or FILE) into VAR.
+proc_stat_v() {
+	local -a _psl
+
+	mapfile -t _psl < "${3:-/proc/net/ipoib/ib0/stats}"
+	kv_lines_v "$1" "$2" "${_psl[@]}"
+}
+
+# proc_stat NAME [FILE]: proc_stat_v printed.
+proc_stat() {
+	local _ps
+
+	proc_stat_v _ps "$1" "${2:-}"
+	printf '%s' "$_ps"
+}
 
 # eth_stat NAME: the counter NAME of `ethtool -S ib0`, or of $ETHS where a
 # caller keeps one copy of that output for several lookups.
@@ -386,11 +436,13 @@ eth_stat() { kv_get "$1" <<<"${ETHS:-$(ethtool -S ib0)}"; }
 # its header excepted, that match RE. A closing connection stays listed
 # until its QP is destroyed.
 cm_count() {
-	local l n=0
-	while IFS= read -r l; do
+	local l n=0 lines
+
+	mapfile -t lines < "/sys/kernel/debug/ipoib_ng/${2:-ib0}/cm"
+	for l in "${lines[@]}"; do
 		[[ $l == '#'* ]] && continue
 		[[ $l =~ $1 ]] && n=$((n + 1))
-	done < "/sys/kernel/debug/ipoib_ng/${2:-ib0}/cm"
+	done
 	echo $n
 }
 

@@ -5,29 +5,35 @@
 #
 #   tests/vm/kernel.sh debug|fast [--path-only]
 #
-# The kernel is Debian's linux-source-6.1, configured from tinyconfig plus
-# the fragments in tests/vm/config/. Builds live outside the clone in
+# The kernel is Debian's linux-source-6.12 (IPNG_KERNEL_SERIES=6.1: its
+# linux-source-6.1, the series make check used until 2026-12-06; stock 6.1
+# still boots in make check), configured from tinyconfig plus the
+# fragments in tests/vm/config/ (config/SERIES.config too, if there is
+# one). Builds live outside the clone in
 # $IPOIB_NG_CACHE (default ~/.cache/ipoib_ng), keyed by the source package
 # version and a hash of the fragments, so a changed fragment or a new source
 # release gives a new build and an unchanged one is reused. A build counts
 # only once its stamp file exists; a partial build is redone.
 #
-# tests/vm/patches/*.patch (fixes of kernel code the tests run through,
-# for bugs fixed upstream after 6.1 or not yet; each says why) are applied
-# to the unpacked source, which is then kept apart per patch set; they are
-# part of the key.
+# tests/vm/patches/SERIES/*.patch (fixes of kernel code the tests run
+# through, for bugs fixed upstream after that series or not yet; each says
+# why) are applied to the unpacked source, which is then kept apart per
+# patch set; they are part of the key.
 set -euo pipefail
 
 flavour=${1:?usage: kernel.sh debug|fast [--path-only]}
 case $flavour in debug|fast) ;; *) echo "kernel.sh: unknown flavour $flavour" >&2; exit 2;; esac
 here=$(cd "$(dirname "$0")" && pwd)
 cache=${IPOIB_NG_CACHE:-$HOME/.cache/ipoib_ng}
-tarball=/usr/src/linux-source-6.1.tar.xz
-
-srcver=$(dpkg-query -W -f='${Version}' linux-source-6.1 2>/dev/null || echo none)
+series=${IPNG_KERNEL_SERIES:-6.12}
+tarball=/usr/src/linux-source-$series.tar.xz
+srcver=$(dpkg-query -W -f='${Version}' "linux-source-$series" 2>/dev/null || echo none)
 frag=("$here/config/base.config" "$here/config/$flavour.config")
+# A series' own fragment (config/SERIES.config), when it needs one.
+[ -e "$here/config/$series.config" ] && frag+=("$here/config/$series.config")
+pdir=$here/patches/$series
 shopt -s nullglob
-patches=("$here"/patches/*.patch)
+patches=("$pdir"/*.patch)
 shopt -u nullglob
 key=$( (echo "$srcver"; cat "${frag[@]}" "${patches[@]}") | sha256sum | cut -c1-12)
 src=$cache/src-$srcver
@@ -45,7 +51,7 @@ if [ -e "$out/.ipoib_ng_built" ]; then
 	echo "$out"
 	exit 0
 fi
-[ -r "$tarball" ] || { echo "kernel.sh: $tarball missing (apt-get install linux-source-6.1)" >&2; exit 1; }
+[ -r "$tarball" ] || { echo "kernel.sh: $tarball missing (apt-get install linux-source-$series)" >&2; exit 1; }
 
 # One build of a flavour at a time: a second caller waits for the first
 # and then finds the stamp (a partial build is otherwise wiped and redone).

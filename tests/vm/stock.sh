@@ -42,7 +42,9 @@ ln -s / "$out.tmp/modroot"
 ird=$out.tmp/initramfs
 cp "$busybox" "$ird/bin/busybox"
 # The modules that mount the root, in load order (modprobe resolves the
-# dependencies); each once.
+# dependencies), each once; virtio_pci is named because on 6.1 it is a
+# module (built in on 6.12) that none of the others depends on, and
+# without it the 9p device never appears.
 : > "$ird/lib/order"
 while read -r verb path _; do
 	[ "$verb" = insmod ] || continue
@@ -54,7 +56,7 @@ while read -r verb path _; do
 	*) cp "$path" "$ird/lib/$name" ;;
 	esac
 	echo "$name" >> "$ird/lib/order"
-done < <(modprobe -S "$rel" -a --show-depends 9p 9pnet_virtio virtio_net)
+done < <(modprobe -S "$rel" -a --show-depends virtio_pci 9p 9pnet_virtio virtio_net)
 [ -s "$ird/lib/order" ] || { echo "stock.sh: no modules for the 9p root" >&2; exit 1; }
 
 cat > "$ird/init" <<'EOF'
