@@ -95,13 +95,28 @@ peer_info() {
 }
 
 # mode_is MODE: sysfs, ip -d link and /proc all report MODE.
-# pings COUNT ARGS...: every echo answered (ping's output if not).
+# side_diag: where a lost packet may have gone on this side: ipoib_ng's
+# drop and error counters that are not zero (ethtool -S) and the RDMA
+# device's (rdma statistic), the neighbours of ib0 and the link-local
+# neighbours of eth0, which the RoCE device sends through.
+side_diag() {
+	ethtool -S ib0 | grep -E 'drop|err|timeout|fail' | grep -v ': 0$'
+	rdma statistic show link rxe0/1 2>&1 | tr ' ' '\n' |
+		paste -d' ' - - | grep -Ev ' 0$|^link|^$' | tr '\n' ' '
+	echo
+	ip neigh show dev ib0
+	ip -6 neigh show dev eth0
+}
+
+# pings COUNT ARGS...: every echo answered (ping's output and side_diag
+# if not).
 pings() {
 	local n=$1 out
 	shift
 	out=$(ping -c "$n" -W 5 "$@" 2>&1)
 	[[ $out =~ \ $n\ received ]] && return 0
 	printf '%s\n' "$out"
+	side_diag
 	return 1
 }
 
@@ -507,8 +522,14 @@ t_to_connected() {
 # route learns the datagram MTU; the first large echo may be lost to that.
 t_mixed() {
 	local rc=0 tb0 tb1 how
-	pings 3 "$PEERIP" || rc=1
-	[ "$ME" = 2 ] || return $rc
+	if [ "$ME" = 1 ]; then
+		pings 3 "$PEERIP" || rc=1
+		# For vm2, whose small pings went at the same time.
+		vm_publish mixed-diag "$(side_diag 2>&1)"
+		return $rc
+	fi
+	pings 3 "$PEERIP" ||
+		{ rc=1; echo "vm1 (datagram mode) then:"; vm_fetch 1 mixed-diag 60; }
 	tb0=$(ethstat tx_drop_too_big)
 	ping -c 1 -W 5 -s 60000 "$PEERIP" > /dev/null
 	pings 3 -s 60000 "$PEERIP" || rc=1

@@ -1,12 +1,11 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * ipoib_ng_live_test.ko: the KUnit suite "ipoib_ng_live", which drives a
- * live ipoib_ng interface on a RoCE port (soft-RoCE in the test VMs) with
- * real verbs: the interface's address and UD QP, an address handle for
- * its own GID, a datagram sent to itself and received through NAPI, the
- * link header and GRH handling of received frames, broadcast and
- * multicast membership, the drop paths of transmit and receive, send
- * completions that name no send of the ring, and path aging.
+ * ipoib_ng_live_test.ko: the KUnit suite "ipoib_ng_live". It drives a live
+ * ipoib_ng interface on a RoCE port (soft-RoCE in the test VMs) with real
+ * verbs: its address and UD QP, an address handle for its own GID, a
+ * datagram sent to itself and received through NAPI, link header and GRH
+ * handling of received frames, broadcast and group membership, the drop
+ * paths of transmit and receive, stray send completions, and path aging.
  *
  * Frames from another sender come from a second UD QP that this suite
  * creates on the same port (the "injector"); it can send what the
@@ -694,6 +693,8 @@ static void live_case_exit(struct kunit *test)
 		live.ipd->fabric->mcast_leave(live.ipd, &live.extra);
 		live.extra_joined = false;
 	}
+	if (live.ipd && netif_running(live.ndev))
+		ipng_paths_start(live.ipd);	/* a case may have stopped aging */
 }
 
 /* ---- cases ---- */
@@ -846,7 +847,7 @@ static void live_test_loopback(struct kunit *test)
 
 /*
  * An aging pass judges at one instant: a path idle by its own use but not
- * by its neighbour's stays; past both, both go. Background aging waits.
+ * by its neighbour's stays; past both, both go (aging held off meanwhile).
  */
 static void live_test_aging_one_instant(struct kunit *test)
 {
@@ -879,7 +880,6 @@ static void live_test_aging_one_instant(struct kunit *test)
 	ipng_paths_age(ipd, jiffies + timeout + 1);
 	KUNIT_EXPECT_EQ_MSG(test, ipng_path_last_used(ipd, gid), 0,
 			    "a path idle at the pass's instant stayed");
-	ipng_paths_start(ipd);	/* the interface is up in every case */
 }
 
 /* While up, the lower device is in the broadcast MGID's IPv6 group. */
